@@ -1,0 +1,303 @@
+"""Core data types shared by every environment, tool and trainer in orchestra.
+
+Units everywhere: money in US dollars (USD), time in seconds (s), text sizes in tokens.
+All types are plain dataclasses so that they pickle (async vector envs) and turn into JSON
+(`to_dict`) for trajectories and caches.
+
+Source: ToolOrchestra (arXiv 2511.21689) Sec. 2-3 for the roles (orchestrator, tool, expert,
+preference vector); OpenAI's chat-completions schema for `Message`, `ToolCall` and `ToolSpec`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = [
+    "Usage",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "Message",
+    "Preference",
+    "Task",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Resources one tool or model call consumed.
+
+    Attributes:
+        prompt_tokens: input tokens billed (tokens; float so that `info` stays float-typed).
+        completion_tokens: output tokens billed (tokens).
+        cost_usd: money charged for the call, in USD (model price x tokens, plus per-call fees).
+        latency_s: wall-clock seconds for real tools, logical seconds from a latency model for
+            simulated ones (deterministic under a seed).
+    """
+
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cost_usd + other.cost_usd,
+            self.latency_s + other.latency_s,
+        )
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: float(v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Usage":
+        return cls(**{k: float(d.get(k, 0.0)) for k in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s")})
+
+
+@dataclass
+class ToolCall:
+    """One call of a tool by the orchestrator (OpenAI / Hermes function-calling shape).
+
+    Attributes:
+        name: tool name, e.g. ``"get_order_details"`` or ``"call_expert"``.
+        arguments: JSON object of arguments (always a dict; the parser rejects other JSON types).
+        id: call id that pairs the call with its `ToolResult` message; the parser assigns
+            ``call_<i>`` (position in the action) when the model text carries none.
+    """
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI chat-completions ``tool_calls[i]`` entry (arguments as a JSON string)."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ToolCall":
+        return cls(name=d["name"], arguments=dict(d.get("arguments") or {}), id=d.get("id", ""))
+
+
+@dataclass
+class ToolResult:
+    """What a tool returned.
+
+    Attributes:
+        content: the text the policy sees (tool output or a readable error message).
+        error: True when the call failed (bad arguments, business rule, HTTP failure, timeout).
+            A failing tool never raises into the environment; it returns ``error=True``.
+        usage: tokens, cost (USD) and latency (s) of the call.
+        metadata: extra machine-readable data (e.g. HTTP status, retries, the expert's own
+            tool calls, whether the database changed). Never contains secrets.
+    """
+
+    content: str
+    error: bool = False
+    usage: Usage = field(default_factory=Usage)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"content": self.content, "error": self.error, "usage": self.usage.to_dict(), "metadata": self.metadata}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ToolResult":
+        return cls(
+            content=d["content"],
+            error=bool(d.get("error", False)),
+            usage=Usage.from_dict(d.get("usage", {})),
+            metadata=dict(d.get("metadata", {})),
+        )
+
+
+@dataclass
+class ToolSpec:
+    """A tool as the policy sees it: the OpenAI function-calling JSON schema.
+
+    Attributes:
+        name: function name.
+        description: natural-language description (prices and latencies of experts go here).
+        parameters: JSON Schema object (``{"type": "object", "properties": ..., "required": [...]}``).
+        kind: ``"read"``, ``"write"``, ``"generic"`` (tau2's tool types) or ``"model"`` for
+            tools backed by a model (experts, search/reasoner/answer models).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
+    kind: str = "generic"
+
+    def to_openai(self) -> dict[str, Any]:
+        """``{"type": "function", "function": {"name", "description", "parameters"}}``."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass
+class Message:
+    """One chat message (OpenAI chat-completions roles).
+
+    Attributes:
+        role: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``.
+        content: the text. For an assistant turn of the orchestrator this is the raw model text
+            (with its ``<think>`` and ``<tool_call>`` blocks) so that token-in/token-out holds.
+        tool_calls: the parsed calls of an assistant turn, if any.
+        tool_call_id: for ``role="tool"``: the id of the call this message answers.
+        name: for ``role="tool"``: the tool's name.
+    """
+
+    role: Role
+    content: str
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            d["name"] = self.name
+        return d
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message in OpenAI chat-completions form (tool-call arguments as JSON strings)."""
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name is not None and self.role == "tool":
+            d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Message":
+        calls = d.get("tool_calls")
+        return cls(
+            role=d["role"],
+            content=d.get("content") or "",
+            tool_calls=[ToolCall.from_dict(c) for c in calls] if calls else None,
+            tool_call_id=d.get("tool_call_id"),
+            name=d.get("name"),
+        )
+
+
+@dataclass
+class Preference:
+    """A user's preference vector P over the reward vector (ToolOrchestra Sec. 3.2).
+
+    The reward vector of an episode is ``M = [calls of tool_1, ..., calls of tool_n, outcome,
+    -cost_usd, -latency_s]``; P weights its min-max normalised components. A positive tool
+    weight means the user wants that tool used; ``cost`` and ``latency`` weights are applied to
+    the negated cost and latency, so a larger weight means "cheaper / faster is better".
+
+    Attributes:
+        tools: tool (or model) name -> weight; tools not listed have weight 0.
+        outcome: weight of the outcome component (the paper keeps it positive).
+        cost: weight of -cost (USD).
+        latency: weight of -latency (s).
+    """
+
+    tools: dict[str, float] = field(default_factory=dict)
+    outcome: float = 1.0
+    cost: float = 0.0
+    latency: float = 0.0
+
+    def as_vector(self, tool_names: list[str]) -> np.ndarray:
+        """Return P as float64 array of shape [len(tool_names) + 3] in reward-vector order."""
+        return np.array(
+            [float(self.tools.get(t, 0.0)) for t in tool_names] + [self.outcome, self.cost, self.latency],
+            dtype=np.float64,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tools": dict(self.tools), "outcome": self.outcome, "cost": self.cost, "latency": self.latency}
+
+    @classmethod
+    def from_dict(cls, d: "dict[str, Any] | Preference | None") -> "Preference":
+        """Build from a dict ``{"tools": {...}, "outcome", "cost", "latency"}``.
+
+        Raises:
+            ValueError: on an unknown key or a non-numeric weight (the message names the key).
+        """
+        if d is None:
+            return cls()
+        if isinstance(d, Preference):
+            return d
+        if not isinstance(d, dict):
+            raise ValueError(f"preference must be a dict like {{'outcome': 1.0, 'cost': 0.5}}, got {type(d).__name__}")
+        allowed = {"tools", "outcome", "cost", "latency"}
+        unknown = set(d) - allowed
+        if unknown:
+            raise ValueError(f"unknown preference key(s) {sorted(unknown)}; allowed keys: {sorted(allowed)}")
+        try:
+            tools = {str(k): float(v) for k, v in (d.get("tools") or {}).items()}
+            return cls(
+                tools=tools,
+                outcome=float(d.get("outcome", 1.0)),
+                cost=float(d.get("cost", 0.0)),
+                latency=float(d.get("latency", 0.0)),
+            )
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"preference weights must be numbers: {e}") from None
+
+
+@dataclass
+class Task:
+    """One task an orchestrator must solve.
+
+    Attributes:
+        id: unique task id within its source (string).
+        domain: source/domain name, e.g. ``"hle"``, ``"frames"``, ``"retail"``, ``"synthetic/railway"``.
+        prompt: the problem statement (QA) or the user's request summary (function calling).
+        answer: gold answer for QA tasks (None for function-calling tasks).
+        category: task category used by simulated experts' accuracy tables (e.g. ``"math"``).
+        difficulty: ``"easy"``, ``"medium"`` or ``"hard"`` (simulated experts' accuracy tables).
+        golden_actions: tool calls that solve the task (tau2 ``evaluation_criteria.actions``).
+        communicate_info: strings the agent must say to the user (tau2 ``communicate_info``).
+        user_scenario: tau2/ToolScale user scenario: ``{"instructions": {"task_instructions",
+            "reason_for_call", "known_info", "unknown_info", "domain"}, "persona": ...}``.
+        initial_state: tau2 ``initial_state`` (initialization data/actions, message history).
+        reward_basis: which tau2 checks make up the outcome (e.g. ``["DB", "COMMUNICATE"]``).
+        metadata: everything else from the source row (kept for export).
+    """
+
+    id: str
+    domain: str
+    prompt: str = ""
+    answer: str | None = None
+    category: str = "general"
+    difficulty: str = "medium"
+    golden_actions: list[ToolCall] = field(default_factory=list)
+    communicate_info: list[str] = field(default_factory=list)
+    user_scenario: dict[str, Any] = field(default_factory=dict)
+    initial_state: dict[str, Any] | None = None
+    reward_basis: list[str] = field(default_factory=lambda: ["DB", "COMMUNICATE"])
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["golden_actions"] = [c.to_dict() for c in self.golden_actions]
+        return d
