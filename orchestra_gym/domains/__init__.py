@@ -1,0 +1,1 @@
+"""Domains: databases with tools over them (tau2-format toolkits and the ToolScale-synthetic generator)."""

@@ -1,0 +1,1 @@
+"""Task loaders: HLE, FRAMES, tau2, ToolScale -> `orchestra_gym.types.Task`."""
