@@ -122,13 +122,31 @@ class ParsedAction:
         """True when there are no errors and at least one call or a message."""
         return not self.errors and (bool(self.tool_calls) or self.message is not None)
 
-    def error_text(self) -> str:
-        """All errors as one observation for the policy (empty string when there are none)."""
+    def error_text(self, max_errors: int = 10) -> str:
+        """The errors as one observation for the policy ("" when there are none).
+
+        At most `max_errors` are listed (then "... and N more"), so that a long garbled output
+        cannot flood the context.
+        """
         if not self.errors:
             return ""
         lines = [f"Your last output could not be executed ({len(self.errors)} problem(s)):"]
-        lines += [f"- {e}" for e in self.errors]
+        lines += [f"- {e}" for e in self.errors[:max_errors]]
+        if len(self.errors) > max_errors:
+            lines.append(f"- ... and {len(self.errors) - max_errors} more")
         return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for trajectories (``raw`` left out: it is the assistant message)."""
+        return {
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "message": self.message,
+            "thinking": self.thinking,
+            "errors": list(self.errors),
+            "truncated": self.truncated,
+            "text": self.text,
+            "valid": self.valid,
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -323,13 +341,18 @@ def _parse_call_block(text: str, start: int, out: ParsedAction) -> int:
         items = obj if isinstance(obj, list) else [obj]
         if isinstance(obj, list) and not obj:
             out.errors.append(f"{where}: empty JSON array in <tool_call>; put one call object inside. {FORMAT_HINT}")
-        for item in items:
-            call, cerr = _call_from_obj(item, len(out.tool_calls))
-            if cerr is not None:
-                out.errors.append(f"tool call {len(out.tool_calls) + 1}: {cerr} {FORMAT_HINT}")
-            else:
-                out.tool_calls.append(call)
+        _add_calls(out, items, FORMAT_HINT)
     return next_pos
+
+
+def _add_calls(out: ParsedAction, items: Iterable[Any], hint: str) -> None:
+    """Validate call objects in order; append good ones (id default = list position), report bad ones."""
+    for item in items:
+        call, err = _call_from_obj(item, len(out.tool_calls))
+        if err is not None:
+            out.errors.append(f"tool call {len(out.tool_calls) + 1}: {err} {hint}")
+        else:
+            out.tool_calls.append(call)
 
 
 def _decode_objects(content: str, depth: int) -> tuple[list[Any], str | None]:
@@ -438,12 +461,7 @@ def _parse_structured(action: Any) -> ParsedAction:
             out.errors.append(f"structured action with keys {keys} is not an action. {hint}")
     else:
         out.errors.append(f"an action must be text or a dict/list, got {type(action).__name__}. {hint}")
-    for item in calls_in:
-        call, err = _call_from_obj(item, len(out.tool_calls))
-        if err is not None:
-            out.errors.append(f"tool call {len(out.tool_calls) + 1}: {err} {hint}")
-        else:
-            out.tool_calls.append(call)
+    _add_calls(out, calls_in, hint)
     out.message = message
     out.raw = render_action(out.tool_calls, message=out.message) if not out.errors else _safe_repr(action)
     return out

@@ -348,3 +348,16 @@ def test_fuzz_arbitrary_strings_never_raise(text, plain, think_open):
     assert r.valid == (not r.errors and (bool(r.tool_calls) or r.message is not None))
     assert all(isinstance(e, str) and e for e in r.errors)
     assert all(isinstance(c.arguments, dict) and isinstance(c.name, str) and c.name for c in r.tool_calls)
+
+
+def test_error_text_is_capped_and_to_dict_is_json():
+    r = parse_action("<tool_call>[1]</tool_call>" * 30)
+    assert len(r.errors) == 30
+    text = r.error_text(max_errors=5)
+    assert text.count("\n- tool call") == 5 and text.endswith("- ... and 25 more")
+    ok = parse_action('<think>t</think><tool_call>{"name": "a", "arguments": {"x": [1]}}</tool_call>')
+    d = json.loads(json.dumps(ok.to_dict()))
+    assert d == {
+        "tool_calls": [{"id": "call_0", "name": "a", "arguments": {"x": [1]}}],
+        "message": None, "thinking": "t", "errors": [], "truncated": False, "text": "", "valid": True,
+    }
