@@ -99,7 +99,7 @@ class ParsedAction:
             ``"id"`` the model wrote, else ``call_<i>`` with ``i`` the call's index in this list.
         message: text for the user (from ``<message>`` blocks, or plain text when allowed), or
             None. With tool calls present, the message is delivered after the calls.
-        thinking: the content of ``<think>`` blocks (joined with a blank line), or None.
+        thinking: the content of ``<think>`` blocks (each stripped, joined with a blank line), or None.
         errors: problems found, each naming where and how to fix it. Non-empty means the action
             is not well-formed; the environment answers with these texts and counts an error.
         truncated: the text ended inside an open block (``<tool_call>``, ``<message>`` or
@@ -195,14 +195,14 @@ def _parse_text(text: str, plain_text_as_message: bool, think_open: bool) -> Par
     if think_open:
         end = text.find(_THINK_CLOSE)
         if end < 0:
-            out.thinking = text
+            out.thinking = text.strip()
             out.truncated = True
             out.errors.append(
                 "the thinking block is not closed: end your reasoning with </think> before any "
                 f"tool call or message. {FORMAT_HINT}"
             )
             return out
-        thinking.append(text[:end])
+        thinking.append(text[:end].strip())
         pos = end + len(_THINK_CLOSE)
 
     while pos < n:
@@ -216,7 +216,7 @@ def _parse_text(text: str, plain_text_as_message: bool, think_open: bool) -> Par
         if tag == _THINK_OPEN:
             end = text.find(_THINK_CLOSE, body)
             if end < 0:
-                thinking.append(text[body:])
+                thinking.append(text[body:].strip())
                 out.truncated = True
                 out.errors.append(
                     "<think> is not closed: end your reasoning with </think>; tool calls inside "
@@ -224,7 +224,7 @@ def _parse_text(text: str, plain_text_as_message: bool, think_open: bool) -> Par
                 )
                 pos = n
             else:
-                thinking.append(text[body:end])
+                thinking.append(text[body:end].strip())
                 pos = end + len(_THINK_CLOSE)
         elif tag == _CALL_OPEN:
             pos = _parse_call_block(text, body, out)

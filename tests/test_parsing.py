@@ -361,3 +361,8 @@ def test_error_text_is_capped_and_to_dict_is_json():
         "tool_calls": [{"id": "call_0", "name": "a", "arguments": {"x": [1]}}],
         "message": None, "thinking": "t", "errors": [], "truncated": False, "text": "", "valid": True,
     }
+
+
+def test_thinking_is_stripped_like_qwen3_output():
+    r = parse_action('<think>\nFirst, cost matters.\n</think>\n\n<message>ok</message>')
+    assert r.thinking == "First, cost matters." and r.message == "ok"
