@@ -439,7 +439,9 @@ def _parse_structured(action: Any) -> ParsedAction:
     elif isinstance(action, ToolCall):
         calls_in = [action]
     elif isinstance(action, dict):
-        if "name" in action or "function" in action:
+        if ("name" in action or "function" in action) and ("message" in action or "tool_calls" in action):
+            out.errors.append(f"a call dict cannot also carry \"message\" or \"tool_calls\". {hint}")
+        elif "name" in action or "function" in action:
             calls_in = [action]
         elif "message" in action or "tool_calls" in action:
             unknown = sorted(set(map(str, action)) - {"message", "tool_calls"})

@@ -260,6 +260,7 @@ def test_structured_openai_entry():
         ({"tool_calls": "x"}, '"tool_calls" must be a list'),
         ({"message": "hi", "extra": 1}, "unknown key"),
         ({"tool_calls": []}, "neither a message nor tool calls"),
+        ({"name": "a", "arguments": {}, "message": "hi"}, "cannot also carry"),
         (42, "got int"),
         (None, "got NoneType"),
         ([3], "got a number"),
