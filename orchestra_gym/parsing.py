@@ -23,7 +23,8 @@ Rules (each one is a test in ``tests/test_parsing.py``):
   (optional ``"id": str``). The block ends at the first ``</tool_call>`` that lies *outside* a
   JSON string: tags or braces inside JSON strings never end a call. ``"arguments"`` may be a
   JSON string that itself decodes to an object (some models double-encode); a list, number,
-  boolean or null is an error. A missing ``"arguments"`` means ``{}``.
+  boolean or null is an error. A missing ``"arguments"`` means ``{}``; ``"parameters"`` is
+  accepted in its place (Llama-style output).
 * Several JSON objects in one block (or a JSON array of call objects) give several calls, in
   order. This is accepted rather than rejected because the meaning is unambiguous.
 * Several blocks give several calls, in text order; text between blocks is ignored (it is kept
@@ -50,8 +51,8 @@ Structured actions are accepted too: a call dict ``{"name", "arguments"[, "id"]}
 ``{"tool_calls": [...], "message": str}``. Bad structured actions are errors, never exceptions.
 
 Source: Qwen3 chat template (``<tool_call>\\n{json}\\n</tool_call>``, ``<think>``), Hermes
-function-calling format (NousResearch), ToolOrchestra (arXiv 2511.21689) Sec. 2 (orchestrator
-turn = reasoning, then tool call) and App. D (messages to the user in tau2).
+function-calling format (NousResearch); ToolOrchestra (arXiv 2511.21689), whose orchestrator
+turn is reasoning followed by tool calls, and whose tau2 agents also send messages to a user.
 """
 
 from __future__ import annotations

@@ -50,8 +50,9 @@ __all__ = [
     "text_observation_space",
 ]
 
-# An orchestrator turn is at most 8k generated tokens (paper Sec. 4); at <= ~4 characters per
-# token that is 32k characters. The bound is generous so that no real output is rejected.
+# An orchestrator turn is at most 8k generated tokens (DESIGN.md Sec. 5, the paper's training
+# setup); at <= ~4 characters per token that is 32k characters. The bound is generous so that
+# no real output is rejected.
 ACTION_MAX_CHARS = 1 << 17  # 131,072 characters
 # A whole rendered transcript (50 turns with tool outputs) stays far below this.
 OBSERVATION_MAX_CHARS = 1 << 23  # 8,388,608 characters
