@@ -78,7 +78,7 @@ def test_oracle_episode_info_and_reward_vector():
     obs, r, term, trunc, info = env.step(env.oracle_action())
     assert term and not trunc and r == 1.0
     assert info["outcome"] == 1.0 and info["solved"] is True
-    assert info["reward_vector_names"] == ["expert-1", "expert-2", "expert-3", "outcome", "cost", "latency"]
+    assert info["reward_vector_names"] == ["calls/expert-1", "calls/expert-2", "calls/expert-3", "outcome", "-cost_usd", "-latency_s"]
     np.testing.assert_array_equal(info["reward_vector"], [0, 0, 0, 1.0, -0.0, -0.0])
     assert info["reward_breakdown"] == {"db": 1.0, "communicate": 1.0}
     assert info["end_reason"] == "user_stop"

@@ -89,7 +89,7 @@ def test_async_vector_env_without_shared_memory():
     envs = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False})
     try:
         obs, info = envs.reset(seed=[1, 2])
-        assert obs.shape == (2,) and all(isinstance(o, str) and o for o in obs)
+        assert len(obs) == 2 and all(isinstance(o, str) and o for o in obs)
         action = '<tool_call>{"name": "call_expert", "arguments": {"expert": "expert-3"}}</tool_call>'
         obs, rew, term, trunc, info = envs.step([action, action])
         assert info["cost_usd"].dtype == np.float64 and (info["cost_usd"] > 0).all()
