@@ -221,3 +221,95 @@ def test_model_pickles_and_works_after(server):
     m2 = pickle.loads(pickle.dumps(m))
     assert m2.complete([Message("user", "b")]).message.content == "echo: b"
     m.close(), m2.close()
+
+
+# -- models file -------------------------------------------------------------------------------------
+from orchestra_gym.tools.models import DEFAULT_MODELS_FILE, ModelsFileError, load_models  # noqa: E402
+
+PAPER_IDS = ([f"expert-{i}" for i in range(1, 4)] + [f"search-{i}" for i in range(1, 4)]
+             + [f"reasoner-{i}" for i in range(1, 4)] + [f"answer-{i}" for i in range(1, 5)]
+             + ["answer-math-1", "answer-math-2"])
+
+
+def test_default_models_file_maps_paper_ids_with_paper_prices(monkeypatch):
+    monkeypatch.delenv("ORCHESTRA_MODELS", raising=False)
+    cfg = load_models()
+    assert cfg.source == str(DEFAULT_MODELS_FILE)
+    assert {a: cfg.resolve(a).id for a in PAPER_IDS} == {
+        "expert-1": "gpt-5", "expert-2": "gpt-5-mini", "expert-3": "Qwen/Qwen3-32B",
+        "search-1": "gpt-5", "search-2": "gpt-5-mini", "search-3": "Qwen/Qwen3-32B",
+        "reasoner-1": "gpt-5", "reasoner-2": "gpt-5-mini", "reasoner-3": "Qwen/Qwen2.5-Coder-32B-Instruct",
+        "answer-1": "gpt-5", "answer-2": "gpt-5-mini", "answer-3": "meta-llama/Llama-3.3-70B-Instruct",
+        "answer-4": "Qwen/Qwen3-32B", "answer-math-1": "Qwen/Qwen2.5-Math-72B-Instruct",
+        "answer-math-2": "Qwen/Qwen2.5-Math-7B-Instruct"}
+    for mid, entry in cfg.models.items():  # the shipped prices are the paper's
+        assert entry.price == pricing.PAPER.price(mid), mid
+    sched = cfg.pricing_schedule()
+    assert sched.price("answer-math-2") == pricing.ModelPrice(0.2, 0.2)
+    assert cfg.resolve("gpt-5").api_key_env == "OPENAI_API_KEY" and cfg.resolve("Qwen3-32B").api_key_env is None
+    with pytest.raises(KeyError, match="unknown model 'expret-1' \\(did you mean 'expert-1'.*models_default.toml"):
+        cfg.resolve("expret-1")
+
+
+def test_models_file_to_working_chat_model(tmp_path, server, monkeypatch):
+    server.api_key = SECRET
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    f = tmp_path / "models.toml"
+    f.write_text(f"""
+[defaults]
+timeout_s = 5.0
+max_retries = 1
+
+[models."my/model"]
+base_url = "{server.base_url}"
+api_key_env = "{KEY_ENV}"
+input_per_m = 2.0
+output_per_m = 4.0
+served_name = "served-model"
+sampling = {{ temperature = 0.25 }}
+
+[aliases]
+"expert-1" = "my/model"
+""")
+    monkeypatch.setenv("ORCHESTRA_MODELS", str(f))
+    cfg = load_models()
+    m = cfg.chat_model("expert-1")
+    assert (m.model, m.retry.timeout_s, m.retry.max_retries) == ("served-model", 5.0, 1)
+    server.queue_reply("fine", usage=(100, 50))
+    r = m.complete([Message("user", "hi")])
+    assert r.ok and r.usage.cost_usd == (100 * 2.0 + 50 * 4.0) / 1e6
+    assert server.chat_requests[0]["temperature"] == 0.25 and server.chat_requests[0]["model"] == "served-model"
+    assert cfg.pricing_schedule().price("expert-1") == pricing.ModelPrice(2.0, 4.0)
+
+
+def test_models_file_yaml(tmp_path):
+    pytest.importorskip("yaml", reason="YAML models files need PyYAML")
+    f = tmp_path / "m.yaml"
+    f.write_text("models:\n  gpt-5:\n    base_url: http://x/v1\naliases:\n  answer-1: gpt-5\n")
+    cfg = load_models(f)
+    assert cfg.resolve("answer-1").base_url == "http://x/v1" and cfg.resolve("gpt-5").price is None
+    assert cfg.pricing_schedule().price("answer-1") == pricing.PAPER.price("gpt-5")
+
+
+@pytest.mark.parametrize("text, match", [
+    ('[models."a"\nbase_url = 1', r"TOML syntax error.*fix:"),
+    ('[models."a"]\nbase_url = "http://x/v1"\ninput_per_mm = 1.0', r"\[models.'a'\].*unknown key 'input_per_mm' "
+                                                                    r"\(did you mean 'input_per_m'\?\)"),
+    ('[models."a"]\napi_key_env = "K"', r"\[models.'a'\].base_url: must be an http\(s\) URL.*fix: write base_url"),
+    ('[models."a"]\nbase_url = "http://x/v1"\ninput_per_m = "cheap"\noutput_per_m = 1.0',
+     r"input_per_m: must be a number, got 'cheap'"),
+    ('[models."a"]\nbase_url = "http://x/v1"\napi_key_env = "sk-abc def"', r"api_key_env.*variable NAME"),
+    ('[models."a"]\nbase_url = "http://x/v1"\n[aliases]\n"answer-1" = "b"', r"\[aliases\].'answer-1'.*unknown model 'b'"),
+    ('[aliases]\n"x" = "y"', r"\[models\]: missing or empty"),
+])
+def test_bad_models_file_errors_name_file_key_and_fix(tmp_path, text, match):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ModelsFileError, match=match) as ei:
+        load_models(f)
+    assert str(f) in str(ei.value) and "fix:" in str(ei.value)
+
+
+def test_missing_models_file(tmp_path):
+    with pytest.raises(ModelsFileError, match="does not exist"):
+        load_models(tmp_path / "nope.toml")
