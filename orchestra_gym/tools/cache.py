@@ -30,12 +30,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from orchestra_gym.tools.llm import ChatModel, ChatResponse, messages_to_openai, tools_to_openai
-from orchestra_gym.types import Message, ToolSpec
+from orchestra_gym.types import Message, ToolResult, ToolSpec
 
-__all__ = ["CallCache", "CachedChatModel", "CacheError", "MODES", "canonical_json", "request_key", "chat_request"]
+__all__ = ["CallCache", "CachedChatModel", "cached_tool_call", "CacheError", "MODES", "canonical_json", "request_key", "chat_request"]
 
 MODES = ("off", "record", "replay", "record-missing")
 APPLICATION_ID = 0x4F524348  # "ORCH"
@@ -216,6 +216,39 @@ class CallCache:
     def keys(self) -> list[str]:
         """All stored keys, sorted."""
         return [r[0] for r in self._conn().execute("SELECT key FROM calls ORDER BY key")]
+
+
+def cached_tool_call(cache: "CallCache | None", kind: str, request: dict[str, Any],
+                     call: "Callable[[], ToolResult]") -> ToolResult:
+    """Run a tool call through `cache` (any tool whose result is a `ToolResult`, e.g. web search).
+
+    ``request`` is the canonical request (no secrets). Modes as in `CallCache`; replayed results
+    carry the recorded usage and ``metadata["cache"] = "hit"``; failed results are not stored; a
+    replay miss is an error `ToolResult` naming the key. Never raises for cache problems.
+    """
+    if cache is None or cache.mode == "off":
+        return call()
+    try:
+        if cache.mode in ("replay", "record-missing"):
+            hit = cache.get(kind, request)
+            if hit is not None:
+                res = ToolResult.from_dict(hit)
+                res.metadata["cache"] = "hit"
+                return res
+            if cache.mode == "replay":
+                return ToolResult(
+                    content=f"cache miss in replay mode for {kind}, key {request_key(kind, request)} (cache "
+                            f"{cache.path}); fix: record it first with mode='record' or 'record-missing'",
+                    error=True, metadata={"cache": "miss"})
+    except CacheError as e:
+        return ToolResult(content=str(e), error=True, metadata={"cache": "error"})
+    res = call()
+    if not res.error:
+        try:
+            cache.put(kind, request, res.to_dict())
+        except CacheError as e:
+            res.metadata["cache_error"] = str(e)
+    return res
 
 
 class CachedChatModel:
