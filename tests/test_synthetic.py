@@ -86,7 +86,8 @@ def test_golden_actions_run_and_grade_one(domain):
         t = inst.task
         categories.add(t.category)
         assert t.id == f"{domain}-{inst.seed}" and t.domain == f"synthetic/{domain}"
-        assert t.golden_actions and [c.id for c in t.golden_actions] == [f"gold_{i}" for i in range(len(t.golden_actions))]
+        assert [c.id for c in t.golden_actions] == [f"gold_{i}" for i in range(len(t.golden_actions))]
+        assert t.golden_actions
         assert t.difficulty in ("easy", "medium", "hard")
         instr = t.user_scenario["instructions"]
         assert {"domain", "reason_for_call", "known_info", "unknown_info", "task_instructions"} <= set(instr)
@@ -310,8 +311,10 @@ print(json.dumps(out, sort_keys=True))
 
 def test_determinism_across_processes():
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "random"}
-    runs = [subprocess.run([sys.executable, "-c", _FINGERPRINT], env=env, capture_output=True, text=True, check=True).stdout
-            for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", _FINGERPRINT], env=env, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     here = json.loads(runs[0])
     assert here[0][1] == db_hash(make_instance(0, DOMAIN_NAMES[0]).initial_db)

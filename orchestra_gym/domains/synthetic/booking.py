@@ -29,7 +29,6 @@ from orchestra_gym.domains.synthetic.core import (
     Rule,
     TableSpec,
     Tool,
-    ToolError,
     TrackedDB,
     money,
     pick,
@@ -190,11 +189,12 @@ def _generate(cfg: BookingConfig, n: _Names, rng: np.random.Generator) -> Databa
         while (first, last) in used_names:
             first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         used_names.add((first, last))
-        kinds = [cfg.payment_kinds[j] for j in sorted(rng.choice(len(cfg.payment_kinds), int(rng.integers(1, 4)), replace=False))]
+        n_kinds = int(rng.integers(1, min(3, len(cfg.payment_kinds)) + 1))
         pids = []
-        for kind in kinds:
+        for j in sorted(rng.choice(len(cfg.payment_kinds), n_kinds, replace=False)):
             pid = next(pay_keys)
-            payments[pid] = {n.pk: pid, n.ck: k, "kind": kind, "balance": round(float(rng.integers(50, 3000)) + 0.5 * int(rng.integers(2)), 2)}
+            balance = float(rng.integers(50, 3000)) + 0.5 * int(rng.integers(2))
+            payments[pid] = {n.pk: pid, n.ck: k, "kind": cfg.payment_kinds[int(j)], "balance": balance}
             pids.append(pid)
         customers[k] = {
             n.ck: k, "first_name": first, "last_name": last,
