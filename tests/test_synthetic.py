@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.domains.synthetic import (
@@ -353,3 +355,30 @@ def test_bad_arguments_to_make_instance():
         make_instance(-1)
     with pytest.raises(ValueError, match="unknown synthetic domain 'mars'"):
         make_instance(0, "mars")
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+_FUZZ_INSTANCES = [make_instance(s) for s in range(20)]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_call_tool_never_raises(data):
+    inst = data.draw(st.sampled_from(_FUZZ_INSTANCES))
+    backend = inst.new_backend()
+    tool = data.draw(st.sampled_from(inst.tools))
+    props = tool.parameters["properties"]
+    # well-typed-looking values from the database mixed with arbitrary JSON
+    values = st.sampled_from(sorted({v for rows in inst.initial_db.values() for r in rows.values()
+                                     for v in r.values() if isinstance(v, (str, int))}, key=str)) | _json
+    args = data.draw(st.dictionaries(st.sampled_from(sorted(props) + ["bogus"]), values, max_size=5) | _json)
+    name = data.draw(st.just(tool.name) | st.text(max_size=20))
+    r = backend.call_tool(name, args)
+    assert isinstance(r.content, str) and r.content
+    assert r.error or name == tool.name
