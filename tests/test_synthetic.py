@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.domains.synthetic import (
+    CATEGORIES,
     DOMAIN_NAMES,
     SyntheticInstance,
     export_tasks,
@@ -104,6 +105,7 @@ def test_golden_actions_run_and_grade_one(domain):
         assert outcome == 1.0, (t.id, br)
         assert br["execution_correctness"] == br["process_fidelity"] == br["operation_completeness"] == 1.0
         assert br["tool_errors"] == 0.0
+    assert categories <= set(CATEGORIES)
     assert categories >= {"lookup", "compute", "conditional_write", "search_and_book", "several_writes", "transfer"}
 
 

@@ -14,8 +14,9 @@ come from a seed, offline and deterministically::
 Each domain has four related tables (customers, catalogue items, bookings, payment methods), 11
 domain tools plus ``calculate`` and ``transfer_to_human_agents``, a policy generated from the
 rules the tools enforce, and eight task templates (lookup, compute, conditional write, search and
-book, several writes, change item, and two requests the policy sends to a human agent). A task is
-kept only if its golden actions replay on a fresh database without an error.
+book, several writes, change item, and two requests the policy sends to a human agent; their
+kinds, which become `Task.category`, are `CATEGORIES`). A task is kept only if its golden actions
+replay on a fresh database without an error.
 
 Adding a domain: a module ``orchestra_gym/domains/synthetic/<name without '-'>.py`` that defines
 ``SPEC`` (a `core.DomainSpec`; for the booking shape, ``build_domain(BookingConfig(...))``), and its
@@ -42,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from orchestra_gym.domains.synthetic.booking import TEMPLATE_KINDS as CATEGORIES
 from orchestra_gym.domains.synthetic.core import (
     TRANSFER_RECORD,
     Database,
@@ -59,6 +61,7 @@ from orchestra_gym.types import Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = [
     "DOMAIN_NAMES",
+    "CATEGORIES",
     "GENERATOR_VERSION",
     "SyntheticInstance",
     "SyntheticBackend",

@@ -35,7 +35,12 @@ from orchestra_gym.domains.synthetic.core import (
     safe_calculate,
 )
 
-__all__ = ["Field", "BookingConfig", "build_domain", "choice", "FIRST_NAMES", "LAST_NAMES"]
+__all__ = ["Field", "BookingConfig", "build_domain", "choice", "TEMPLATE_KINDS", "FIRST_NAMES", "LAST_NAMES"]
+
+TEMPLATE_KINDS = (
+    "lookup", "compute", "conditional_write", "search_and_book", "several_writes", "change_item", "transfer",
+)
+"""Task categories (`Task.category`) of the booking templates."""
 
 FIRST_NAMES = (
     "Ana", "Bruno", "Chen", "Dara", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kavya", "Luca",
@@ -540,7 +545,7 @@ def _templates(cfg: BookingConfig, n: _Names) -> tuple[Callable[[np.random.Gener
             "several_writes", golden, [money(refund)],
             f"You have three requests: set your {_text(cfg.profile.name)} to {new_v}; cancel your {B} {bid_a} "
             f"(ask how much is refunded); and change your {B} {bid_b} to {new_q} {unit}.",
-            who(db, cid, **{n.bk: bid_a, f"other_{n.bk}": bid_b, cfg.profile.name: str(new_v)}), unknown)
+            who(db, cid, **{n.bk: bid_a, f"other_{n.bk}": bid_b, f"new_{cfg.profile.name}": str(new_v)}), unknown)
 
     def change_item(rng, db):
         cands = customer_bookings(db, (PENDING,))
