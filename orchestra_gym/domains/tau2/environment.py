@@ -97,6 +97,21 @@ class Tau2Environment:
             self.set_state(init.get("initialization_data"), init.get("initialization_actions"),
                            init.get("message_history") or [])
 
+    @classmethod
+    def from_task(cls, task: Any, domain: str | None = None,
+                  data_dir: str | os.PathLike[str] | None = None) -> "Tau2Environment":
+        """A fresh environment at the initial state of an `orchestra_gym.types.Task` (any source).
+
+        Same as ``Tau2Environment(domain, data_dir, task_id=task.id)`` for tasks from the data
+        folder, but uses ``task.initial_state`` directly, so it also works for tasks built in code.
+        """
+        env = cls(domain or task.domain, data_dir)
+        env.task_id = task.id
+        init = task.initial_state or {}
+        env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
+                      init.get("message_history") or [])
+        return env
+
     # ------------------------------------------------------------------------------------------
     @property
     def db(self) -> CowDB:
