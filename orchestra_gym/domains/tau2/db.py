@@ -162,6 +162,25 @@ class Snapshot:
         self._fragments: dict[str, dict[str, str]] = {}
         self._table_json: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._record_ids: set[int] | None = None
+        self._rendered: dict[int, str] = {}
+
+    def rendered(self, record: Any) -> str | None:
+        """``json.dumps(record, default=str)`` of a snapshot record, cached; None for other objects.
+
+        Snapshot records never change and live as long as the snapshot, so their ``id`` is a safe key.
+        """
+        key = id(record)
+        s = self._rendered.get(key)
+        if s is not None:
+            return s
+        if self._record_ids is None:
+            self._record_ids = {id(r) for t in self.tables.values() if isinstance(t, dict) for r in t.values()}
+        if key not in self._record_ids:
+            return None
+        s = json.dumps(record, default=str)
+        self._rendered[key] = s
+        return s
 
     def is_table(self, name: str) -> bool:
         return isinstance(self.tables.get(name), dict)

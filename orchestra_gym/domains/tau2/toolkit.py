@@ -159,6 +159,10 @@ class Tau2Toolkit:
                 raise TypeError(f"{type(self).__name__}.{name}() argument after ** must be a mapping, "
                                 f"not {type(arguments).__name__}")
             result = getattr(self, name)(**arguments)
+            if type(result) is dict:
+                cached = self.db.snapshot.rendered(result)
+                if cached is not None:
+                    return cached, False
             return render_result(result), False
         except Exception as e:  # noqa: BLE001 - tau2 turns every tool exception into an error message
             return f"Error: {e}", True
