@@ -28,14 +28,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Schema", "Snapshot", "CowDB", "load_snapshot", "canonical_json", "deep_update", "copy_json"]
+__all__ = ["Schema", "Snapshot", "CowDB", "load_snapshot", "canonical_json", "render_json", "deep_update", "copy_json"]
 
 _MISSING = object()
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=str).encode
+_RENDER = json.JSONEncoder(default=str).encode
+
+
 def canonical_json(value: Any) -> str:
     """tau2's hashed form of a value: ``json.dumps(value, sort_keys=True, default=str)``."""
-    return json.dumps(value, sort_keys=True, default=str)
+    return _CANONICAL(value)
+
+
+def render_json(value: Any) -> str:
+    """tau2's rendering of a tool result: ``json.dumps(value, default=str)`` (one shared encoder)."""
+    return _RENDER(value)
 
 
 def copy_json(value: Any) -> Any:
@@ -178,7 +187,7 @@ class Snapshot:
             self._record_ids = {id(r) for t in self.tables.values() if isinstance(t, dict) for r in t.values()}
         if key not in self._record_ids:
             return None
-        s = json.dumps(record, default=str)
+        s = _RENDER(record)
         self._rendered[key] = s
         return s
 

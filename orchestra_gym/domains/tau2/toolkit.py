@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from orchestra_gym.domains.tau2.db import CowDB
+from orchestra_gym.domains.tau2.db import CowDB, render_json
 
 __all__ = ["tool", "Tau2Toolkit", "ModelValidationError", "check_str_fields", "render_result"]
 
@@ -91,11 +91,9 @@ def render_result(result: Any) -> str:
         return result
     if isinstance(result, (bool, int, float)):
         return str(result)
-    import json
-
     if isinstance(result, (list, tuple)):
         result = [str(x) if isinstance(x, (bool, int, float)) else x for x in result]
-    return json.dumps(result, default=str)
+    return render_json(result)
 
 
 class Tau2Toolkit:
