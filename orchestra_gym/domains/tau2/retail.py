@@ -149,6 +149,30 @@ class RetailTools(Tau2Toolkit):
         return self.db.edit("users", user_id)["payment_methods"][payment_method_id]
 
     @staticmethod
+    def _check_listed_items(order: dict[str, Any], item_ids: Any, missing: str) -> None:
+        """Each id may be listed at most as often as the order holds it; ``missing`` formats the error."""
+        in_order = [item["item_id"] for item in order["items"]]
+        for item_id in item_ids:
+            # QUIRK (no type validation): a bare string is iterated per character ("7 not found").
+            if item_ids.count(item_id) > in_order.count(item_id):
+                raise ValueError(missing.format(item_id))
+
+    def _swap_variants(self, order: dict[str, Any], item_ids: Any, new_item_ids: Any,
+                       refuse_same: bool) -> tuple[Any, dict[str, Any] | None]:
+        """Check each (old item, new variant) pair; returns the summed price difference and the last variant."""
+        diff_price = 0
+        variant: dict[str, Any] | None = None
+        for item_id, new_item_id in zip(item_ids, new_item_ids):
+            if refuse_same and item_id == new_item_id:
+                raise ValueError("The new item id should be different from the old item id")
+            item = self._find_item(order["items"], item_id)
+            variant = self._get_variant(item["product_id"], new_item_id)
+            if not variant["available"]:
+                raise ValueError(f"New item {new_item_id} not found or available")
+            diff_price += variant["price"] - item["price"]
+        return diff_price, variant
+
+    @staticmethod
     def _find_item(items: list[dict[str, Any]], item_id: Any) -> dict[str, Any]:
         for item in items:
             if item["item_id"] == item_id:
@@ -203,20 +227,11 @@ class RetailTools(Tau2Toolkit):
         order = self._get_order(order_id)
         if order["status"] != "delivered":
             raise ValueError("Non-delivered order cannot be exchanged")
-        in_order = [item["item_id"] for item in order["items"]]
-        for item_id in item_ids:
-            if item_ids.count(item_id) > in_order.count(item_id):
-                raise ValueError(f"Number of {item_id} not found.")
+        self._check_listed_items(order, item_ids, "Number of {} not found.")
         if len(item_ids) != len(new_item_ids):
             raise ValueError("The number of items to be exchanged should match.")
         # QUIRK (no same-item check here, unlike modify_pending_order_items).
-        diff_price = 0
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
-            item = self._find_item(order["items"], item_id)
-            variant = self._get_variant(item["product_id"], new_item_id)
-            if not variant["available"]:
-                raise ValueError(f"New item {new_item_id} not found or available")
-            diff_price += variant["price"] - item["price"]
+        diff_price, _ = self._swap_variants(order, item_ids, new_item_ids, refuse_same=False)
         diff_price = round(diff_price, 2)
         method = self._get_payment_method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff_price:
@@ -293,23 +308,10 @@ class RetailTools(Tau2Toolkit):
         # QUIRK (status checks differ): item modification needs exactly "pending".
         if order["status"] != "pending":
             raise ValueError("Non-pending order cannot be modified")
-        in_order = [item["item_id"] for item in order["items"]]
-        for item_id in item_ids:
-            # QUIRK (no type validation): a bare string is iterated per character ("7 not found").
-            if item_ids.count(item_id) > in_order.count(item_id):
-                raise ValueError(f"{item_id} not found")
+        self._check_listed_items(order, item_ids, "{} not found")
         if len(item_ids) != len(new_item_ids):
             raise ValueError("The number of items to be exchanged should match")
-        diff_price = 0
-        variant: dict[str, Any] | None = None
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
-            if item_id == new_item_id:
-                raise ValueError("The new item id should be different from the old item id")
-            item = self._find_item(order["items"], item_id)
-            variant = self._get_variant(item["product_id"], new_item_id)
-            if not variant["available"]:
-                raise ValueError(f"New item {new_item_id} not found or available")
-            diff_price += variant["price"] - item["price"]
+        diff_price, variant = self._swap_variants(order, item_ids, new_item_ids, refuse_same=True)
         method = self._get_payment_method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff_price:
             raise ValueError("Insufficient gift card balance to pay for the new item")
@@ -325,7 +327,7 @@ class RetailTools(Tau2Toolkit):
             item = self._find_item(order["items"], item_id)
             item["item_id"] = new_item_id
             # QUIRK (one variant's price for all): v0.2.0 uses the variant left over from the
-            # check loop above, i.e. the LAST new variant, for every modified item.
+            # check loop (`_swap_variants`), i.e. the LAST new variant, for every modified item.
             item["price"] = variant["price"]  # type: ignore[index]
             item["options"] = copy_json(variant["options"])  # type: ignore[index]
         order["status"] = "pending (item modified)"
@@ -382,10 +384,7 @@ class RetailTools(Tau2Toolkit):
         method = self._get_payment_method(user["user_id"], payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
             raise ValueError("Payment method should be the original payment method")
-        in_order = [item["item_id"] for item in order["items"]]
-        for item_id in item_ids:
-            if item_ids.count(item_id) > in_order.count(item_id):
-                raise ValueError("Some item not found")
+        self._check_listed_items(order, item_ids, "Some item not found")
         # QUIRK (empty return accepted): an empty item_ids list still sets "return requested".
         order = self.db.edit("orders", order_id)
         order["status"] = "return requested"
