@@ -49,10 +49,6 @@ class ModelValidationError(ValueError):
     """A record failed tau2's model validation; the text reproduces pydantic 2.14's message."""
 
 
-def _pydantic_repr(value: Any) -> str:
-    return repr(value)
-
-
 def check_str_fields(model_name: str, fields: list[tuple[str, Any, bool]]) -> None:
     """Validate string fields the way tau2's pydantic models do when a tool builds a model.
 
@@ -72,7 +68,7 @@ def check_str_fields(model_name: str, fields: list[tuple[str, Any, bool]]) -> No
     for name, value in bad:
         lines.append(name)
         lines.append(
-            f"  Input should be a valid string [type=string_type, input_value={_pydantic_repr(value)}, "
+            f"  Input should be a valid string [type=string_type, input_value={value!r}, "
             f"input_type={type(value).__name__}]"
         )
         lines.append("    For further information visit https://errors.pydantic.dev/2.14/v/string_type")
