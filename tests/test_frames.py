@@ -48,6 +48,7 @@ def test_parse_url_cell_multi_urls_and_prose():
     assert notes == "also see for context (and"
     assert parse_url_cell("") == ([], "")
     assert parse_url_cell(f"{W}A, {W}B, ") == ([W + "A", W + "B"], "")
+    assert parse_url_cell("en.wikipedia.org/wiki/Grazia_Deledda") == ([W + "Grazia_Deledda"], "")  # upstream row 226
 
 
 def test_parse_wiki_links_is_literal_only():
@@ -103,7 +104,8 @@ def test_real_frames_file_when_present():
         assert tasks[i].metadata["links"][-len(urls):] == urls
     for t in tasks:
         assert all(u.startswith("https://") and " " not in u and not u.endswith(",") for u in t.metadata["links"])
-        assert t.metadata["wiki_links"] and set(t.metadata["links"]) <= set(t.metadata["wiki_links"]) | set(t.metadata["links"])
+        assert t.metadata["wiki_links"]
+    assert tasks[226].metadata["links"][1] == W + "Grazia_Deledda"
     counts = {}
     for t in tasks:
         for r in t.metadata["reasoning_types"]:

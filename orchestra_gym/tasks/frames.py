@@ -39,7 +39,8 @@ HF_FILE = "test.tsv"
 _ID_COLUMNS = ("id", "", "Unnamed: 0", "index")
 # Column aliases used by some vendored copies (e.g. OpenDeepSearch's question / true_answer).
 _ALIASES = {"Prompt": ("Prompt", "question", "prompt"), "Answer": ("Answer", "true_answer", "answer")}
-_URL = re.compile(r"https?://\S+")
+# A URL token: with a scheme, or a bare "xx.wikipedia.org/..." (one upstream row omits the scheme).
+_URL = re.compile(r"(?:https?://|(?<![\w/.-])(?:[\w-]+\.)+wikipedia\.org/)\S+", re.IGNORECASE)
 
 
 def default_frames_path() -> Path:
@@ -52,6 +53,8 @@ def default_frames_path() -> Path:
 
 def _clean_url(tok: str) -> str:
     tok = tok.rstrip(",;")
+    if not re.match(r"https?://", tok, re.IGNORECASE):
+        tok = "https://" + tok
     # drop closing brackets that do not belong to the URL, e.g. "(see https://.../X)"
     while tok.endswith(")") and tok.count(")") > tok.count("("):
         tok = tok[:-1].rstrip(",;")
@@ -63,9 +66,9 @@ def _clean_url(tok: str) -> str:
 def parse_url_cell(cell: str | None) -> tuple[list[str], str]:
     """Split a ``wikipedia_link_11+`` cell into its URLs and any prose left over.
 
-    URLs are whitespace-delimited tokens starting with http(s)://, with separating commas and
-    unmatched closing brackets removed (commas inside a title such as ``Paris,_Texas`` stay,
-    since the separators are ``", "``).
+    URLs are whitespace-delimited tokens starting with http(s):// or a bare ``*.wikipedia.org/``
+    (given an ``https://`` prefix), with separating commas and unmatched closing brackets removed
+    (commas inside a title such as ``Paris,_Texas`` stay, since the separators are ``", "``).
 
     Returns:
         (urls in order of appearance, the remaining text with separators trimmed; ``""`` if none).
@@ -118,7 +121,7 @@ def frames_task(row: dict[str, Any], index: int = 0) -> Task:
     """Convert one FRAMES row to a `Task` (domain ``"frames"``).
 
     ``Task.metadata`` holds ``links`` (all URLs of link_1..10 and the parsed link_11+ cell, in
-    order), ``link_notes`` (prose from link_11+), ``wiki_links`` (parsed list) and
+    order, each with a scheme), ``link_notes`` (prose from link_11+), ``wiki_links`` (parsed list) and
     ``reasoning_types`` (list of labels).
 
     Raises:
@@ -136,7 +139,7 @@ def frames_task(row: dict[str, Any], index: int = 0) -> Task:
             links.extend(parse_url_cell(str(v))[0] or [str(v).strip()])
     extra, notes = parse_url_cell(row.get("wikipedia_link_11+"))
     links.extend(extra)
-    wiki_links = parse_wiki_links(row.get("wiki_links"))
+    wiki_links = parse_wiki_links(row.get("wiki_links"))  # verbatim, as upstream
     rt = row.get("reasoning_types") or ""
     reasoning = [t.strip() for t in (rt if isinstance(rt, list) else str(rt).split(" | ")) if t.strip()]
     n = len(set(links) | set(wiki_links))
