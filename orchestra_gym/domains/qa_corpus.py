@@ -117,7 +117,6 @@ def build_corpus(
         raise ValueError(f"counts must be >= 0, got distractors_per_task={distractors_per_task}, filler={filler}")
     tasks = list(tasks)
     seen: set[str] = set()
-    answers = [str(t.answer or "") for t in tasks]
     docs: list[dict[str, str]] = []
     for t in tasks:
         key = f"{t.domain}-{t.id}"
@@ -131,13 +130,13 @@ def build_corpus(
         subject = subject_of(t)
         words = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]+", t.prompt) if w.lower() not in _STOP]
         for j in range(distractors_per_task):
-            wrong = plausible_wrong_answer(str(t.answer), rng, answers)
+            wrong = plausible_wrong_answer(str(t.answer), rng)  # no pool: depends on this task only
             k = max(1, len(words) // 2)
             some = " ".join(words[i] for i in sorted(rng.choice(len(words), size=min(k, len(words)), replace=False))) if words else ""
             docs.append({
                 "id": f"distractor-{t.domain}-{t.id}-{j}",
                 "title": f"{subject} ({['overview', 'history', 'disambiguation', 'trivia'][j % 4]})",
-                "text": f"{subject}. A related account about {some}. An often quoted but different figure: {wrong}.",
+                "text": f"{subject}. A related account about {some}. An often quoted but different figure: {wrong.rstrip('.')}.",
             })
     frng = request_rng(seed, "qa_corpus", "filler")
     for i in range(filler):
