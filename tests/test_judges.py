@@ -171,3 +171,30 @@ def test_judge_pipeline():
     assert (r.correct, r.method) == (False, "llm") and "refused" in r.details["error"]
     with pytest.raises(ValueError, match="unknown judge kind 'gaia'"):
         Judge(None, kind="gaia")
+
+
+def test_judges_against_local_http_server(caplog):
+    """The judge through the project's OpenAI-compatible client and a real server on 127.0.0.1."""
+    from tests.servers import OpenAIServer
+    from orchestra_gym.pricing import ModelPrice
+    from orchestra_gym.tools.llm import OpenAIChatModel
+
+    with OpenAIServer() as srv:
+        model = OpenAIChatModel("judge-model", srv.base_url, price=ModelPrice(1.0, 4.0), max_retries=0)
+        srv.queue_reply('{"extracted_final_answer": "52", "reasoning": "off by one", "correct": "no", "confidence": 90}',
+                        usage=(1000, 50))
+        srv.queue_reply("Decision: TRUE", usage=(10, 2))
+        srv.queue_reply("I cannot decide.")
+        task = Task(id="1", domain="hle", prompt="What is 17*3?", answer="51")
+        r = Judge(model)(task, "Answer: 52")
+        assert (r.correct, r.method, r.details["extracted_final_answer"]) == (False, "llm", "52")
+        assert r.usage.prompt_tokens == 1000 and r.usage.cost_usd == pytest.approx((1000 * 1.0 + 50 * 4.0) / 1e6)
+        fr = Task(id="2", domain="frames", prompt="Who?", answer="Jane Ballou")
+        assert Judge(model)(fr, "It is Jane Ballou's namesake").correct is True
+        with caplog.at_level(logging.WARNING, logger="orchestra_gym.judges"):
+            bad = Judge(model)(fr, "Someone else")
+        assert (bad.correct, bad.details["malformed"]) == (False, True) and "malformed" in caplog.text
+        body = srv.chat_requests[0]
+        assert body["model"] == "judge-model" and body["temperature"] == 0.0
+        assert "[response]: Answer: 52" in body["messages"][0]["content"]
+        model.close()

@@ -303,3 +303,68 @@ def test_eval_runner_records_feed_metrics(frames_file):
     m = qa_metrics(recs)
     assert m["n"] == 4 and 0.0 <= m["accuracy"] <= 1.0 and m["cost_cents"] > 0 and m["latency_min"] > 0
     assert m["model_calls"].get("answer-1") == 4.0
+
+
+# ---------------------------------------------------------------------------------- over HTTP
+
+def _responder(body: dict) -> dict:
+    """The local server's model: replies by the kind of request it gets (search, code, answer, judge)."""
+    text = body["messages"][-1]["content"]
+    if "[correct_answer]" in text:
+        return {"content": '{"extracted_final_answer": "the Zorbish tongue", "reasoning": "same language",'
+                           ' "correct": "yes", "confidence": 70}'}
+    if "Write one web search query" in text:
+        return {"content": "Zorblax protocol language"}
+    if "Write a short Python program" in text:
+        return {"content": "Here:\n```python\nprint('Zorb' + 'ish')\n```"}
+    if "Answer the question using the context" in text:
+        return {"content": "Explanation: the documents say so.\nAnswer: the Zorbish tongue\nConfidence: 70%"}
+    return {"content": "unexpected request"}
+
+
+def test_hle_episode_over_http_with_judge_and_cache(tmp_path, hle_file):
+    """Every model and the judge are a real OpenAI-compatible server on 127.0.0.1; a second run
+    replays everything from the SQLite cache without one HTTP request."""
+    from tests.servers import OpenAIServer
+    from orchestra_gym.tasks.hle import load_hle
+
+    _ensure_registered()
+    corpus = write_corpus(build_corpus(load_hle(data_path=hle_file)), tmp_path / "corpus.jsonl")
+    with OpenAIServer(responder=_responder) as srv:
+        models = tmp_path / "models.toml"
+        aliases = "\n".join(f'"{k}" = "local-llm"' for k in list(QA_MODELS) + ["judge"])
+        models.write_text(f'[models."local-llm"]\nbase_url = "{srv.base_url}"\ninput_per_m = 1.0\noutput_per_m = 2.0\n\n'
+                          f"[aliases]\n{aliases}\n", encoding="utf-8")
+
+        def episode():
+            env = gym.make("ToolOrchestra-HLE-v0", data_path=str(hle_file), models=str(models), judge_model="judge",
+                           cache=str(tmp_path / "calls.sqlite"), corpus_path=str(corpus))
+            obs, info = env.reset(seed=1, options={"task_id": "syn-004"})
+            obs, *_ = env.step(call("search", model="search-2"))
+            assert "Query: Zorblax protocol language" in env.unwrapped.messages[-1].content
+            assert "[fact-hle-syn-004]" in obs
+            obs, *_ = env.step(call("enhance_reasoning", model="reasoner-1"))
+            assert "print('Zorb' + 'ish')" in obs and "Output:\nZorbish" in obs
+            out = env.step(call("answer", model="answer-3"))
+            env.close()
+            return out
+
+        obs, r, term, trunc, info = episode()
+        assert term and r == 1.0
+        bd = info["reward_breakdown"]
+        assert bd["judge_method"] == "llm" and bd["judge_details"]["extracted_final_answer"] == "the Zorbish tongue"
+        assert bd["judge_usage"]["prompt_tokens"] > 0  # the judge's own usage, not charged to the episode
+        reqs = srv.chat_requests
+        assert len(reqs) == 4 and {r["model"] for r in reqs} == {"local-llm"}
+        assert "[correct_answer]: Zorbish " in reqs[-1]["messages"][0]["content"]
+        model_cost = sum(
+            (sum(len(str(m.get("content") or "").split()) for m in q["messages"]) * 1.0
+             + len(_responder(q)["content"].split()) * 2.0) / 1e6 for q in reqs[:3])
+        assert model_cost <= info["episode_cost_usd"] <= model_cost + 1e-4  # + sandbox CPU seconds x 8.3e-6
+        names = info["reward_vector_names"]
+        assert info["reward_vector"][names.index("answer-3")] == 1.0
+
+        obs2, r2, term2, trunc2, info2 = episode()  # replay: same result, no new request
+        assert len(srv.chat_requests) == 4
+        assert (r2, info2["reward_breakdown"]["response"]) == (r, bd["response"])
+        assert info2["episode_cost_usd"] == pytest.approx(info["episode_cost_usd"], abs=1e-4)

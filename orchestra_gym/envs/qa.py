@@ -29,9 +29,6 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -127,31 +124,6 @@ def _count_with(tokenizer: Callable[[str], Any]) -> Callable[[str], int]:
     return count
 
 
-def run_python(code: str, timeout_s: float = 10.0, max_chars: int = 4000) -> tuple[str, bool, float]:
-    """Run `code` in a fresh isolated Python process (``python -I`` in a temporary directory).
-
-    Returns:
-        (stdout + stderr, truncated to `max_chars`; error flag (non-zero exit or timeout);
-        wall-clock seconds).
-
-    This is process isolation only, not a security sandbox: run model-written code from untrusted
-    models inside a container.
-    """
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="orchestra-py-") as tmp:
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-I", "-c", code], cwd=tmp, capture_output=True, text=True, timeout=timeout_s,
-                env={"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0"},
-            )
-            out, err = proc.stdout + proc.stderr, proc.returncode != 0
-        except subprocess.TimeoutExpired as e:
-            out = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            out, err = out + f"\n[timed out after {timeout_s:g} s]", True
-    out = out if len(out) <= max_chars else out[: max_chars // 2] + "\n...[output truncated]...\n" + out[-max_chars // 2 :]
-    return out, err, time.perf_counter() - t0
-
-
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 
@@ -212,7 +184,11 @@ class QAEnv(OrchestraEnv):
             `estimate_tokens`.
         max_observation_tokens: token budget of the rebuilt observation (our default 24,000).
         search_k: documents per search; min_local_docs: fewer local hits than this asks the web.
-        python_timeout_s: sandbox time limit per run (s).
+        python_timeout_s: sandbox time limit per run (s); sandbox_isolation: ``"full"`` or
+            ``"none"`` (`orchestra_gym.tools.sandbox`; None reads ``ORCHESTRA_SANDBOX_ISOLATION``).
+        cache: record/replay cache for every real model call and the judge: a SQLite path or an
+            `orchestra_gym.tools.cache.CallCache`; cache_mode: its mode when a path is given
+            (``"record-missing"``, ``"record"``, ``"replay"``, ``"off"``).
         max_turns, max_errors, preference, pricing, render_mode: see `OrchestraEnv`.
 
     Version History:
@@ -235,6 +211,9 @@ class QAEnv(OrchestraEnv):
         search_k: int = 5,
         min_local_docs: int = 1,
         python_timeout_s: float = 10.0,
+        sandbox_isolation: str | None = None,
+        cache: Any = None,
+        cache_mode: str = "record-missing",
         max_turns: int = 50,
         max_observation_chars: int = 400_000,
         **kwargs: Any,
@@ -272,6 +251,14 @@ class QAEnv(OrchestraEnv):
             if self.models_config is None:
                 raise ValueError(f"judge_model={judge_model!r} is a model id but no models file was given; pass models=FILE")
             judge_model = self.models_config.chat_model(judge_model)
+        if cache is not None:
+            from orchestra_gym.tools.cache import CachedChatModel, CallCache
+
+            self.cache = cache if isinstance(cache, CallCache) else CallCache(cache, mode=cache_mode)
+            self.qa_models = {k: m if isinstance(m, SimulatedModel) else CachedChatModel(m, self.cache)
+                              for k, m in self.qa_models.items()}
+            if judge_model is not None:
+                judge_model = CachedChatModel(judge_model, self.cache)
         self.judge = Judge(judge_model, kind=benchmark)
         if corpus_path is not None:
             docs = read_corpus(corpus_path)
@@ -285,6 +272,7 @@ class QAEnv(OrchestraEnv):
         self.max_observation_tokens = int(max_observation_tokens)
         self.search_k, self.min_local_docs = int(search_k), int(min_local_docs)
         self.python_timeout_s = float(python_timeout_s)
+        self.sandbox_isolation = sandbox_isolation
         self.tool_specs: list[ToolSpec] = []
 
     # ------------------------------------------------------------------ data
@@ -561,6 +549,22 @@ class QAEnv(OrchestraEnv):
         body = self._docs_text(new) if new else "No new documents."
         return ToolResult(f"Query: {query}\n{body}", usage=usage + u2, metadata={"query": query, "new_documents": [d["id"] for d in new]})
 
+    def _run_code(self, code: str, simulated: bool) -> tuple[str, bool, Usage]:
+        """Run code in `orchestra_gym.tools.sandbox.PythonSandbox`: (output, error, usage).
+
+        Offline (`simulated`), usage is charged on a logical clock (`_SIM_SANDBOX_S` seconds) so
+        that `info` is deterministic under a seed; otherwise CPU seconds x fee and wall-clock s.
+        """
+        from orchestra_gym.tools.sandbox import PythonSandbox
+
+        box = PythonSandbox(self.python_timeout_s, pricing=self.pricing, isolation=self.sandbox_isolation, name="python")
+        res = box(code)
+        usage = res.usage
+        if simulated:
+            usage = Usage(cost_usd=pricing_mod.fee_usd("code_interpreter_per_s", _SIM_SANDBOX_S, self.pricing),
+                          latency_s=_SIM_SANDBOX_S)
+        return res.content, bool(res.error), usage
+
     def _sim_code(self, value: str) -> str:
         return f"candidate = {value!r}\nprint('candidate answer:', candidate)"
 
@@ -580,10 +584,8 @@ class QAEnv(OrchestraEnv):
                 return ToolResult(f"Error: reasoning model {name} failed: {err}", error=True, usage=usage)
             m = _CODE_BLOCK.search(text or "")
             code = m.group(1) if m else (text or "")
-        out, err, secs = run_python(code, self.python_timeout_s)
-        if isinstance(model, SimulatedModel):
-            secs = _SIM_SANDBOX_S
-        usage = usage + Usage(cost_usd=pricing_mod.fee_usd("code_interpreter_per_s", secs, self.pricing), latency_s=secs)
+        out, err, run_usage = self._run_code(code, simulated=isinstance(model, SimulatedModel))
+        usage = usage + run_usage
         self.code_runs.append({"model": name, "code": code, "output": out})
         self.attempts.append(f"turn {self.turn}: enhance_reasoning({name}) -> code ran{' with an error' if err else ''}")
         return ToolResult(f"```python\n{code}\n```\nOutput:\n{out}", error=False, usage=usage,
@@ -630,13 +632,10 @@ class QAEnv(OrchestraEnv):
         return ToolResult(self._docs_text(hits) or "No results.", usage=usage)
 
     def _python_tool(self, code: str) -> ToolResult:
-        out, err, secs = run_python(code, self.python_timeout_s)
-        if self.all_simulated:
-            secs = _SIM_SANDBOX_S  # logical clock offline (deterministic info)
+        out, err, usage = self._run_code(code, simulated=self.all_simulated)
         self.code_runs.append({"model": "policy", "code": code, "output": out})
         self.attempts.append(f"turn {self.turn}: python -> {'error' if err else 'ok'}")
-        usage = Usage(cost_usd=pricing_mod.fee_usd("code_interpreter_per_s", secs, self.pricing), latency_s=secs)
-        return ToolResult(out or "(no output)", error=err, usage=usage)
+        return ToolResult(out, error=err, usage=usage)
 
     def _answer_tool(self, answer: str) -> ToolResult:
         self.final_response, self.answer_model = f"Answer: {answer}", "policy"
