@@ -220,6 +220,13 @@ def test_chat_mode_appends_tool_messages(hle_file):
     env.reset(seed=0)
     obs, *_ = env.step(call("search", model="search-1"))
     assert "### tool search [" in obs and "]\nQuery: " in obs and "### system" in obs
+    obs, *_ = env.step(call("search", model="search-2"))
+    full = estimate_tokens(obs)
+    small = QAEnv("hle", data_path=hle_file, observation="chat", max_observation_tokens=full - 40)
+    small.reset(seed=0)
+    for m in ("search-1", "search-2"):
+        obs, *_ = small.step(call("search", model=m))
+    assert estimate_tokens(obs) <= full - 40 and obs.startswith("### system") and "earlier message(s) left out" in obs
 
 
 def test_basic_tools_mode(frames_file):

@@ -140,10 +140,13 @@ class QAEnv(OrchestraEnv):
 
     Observation Space:
         ``str``. ``observation="rebuilt"`` (default, the paper's): instructions and tools, then
-        ``## Problem``, ``## Documents``, ``## Code and outputs``, ``## Earlier attempts``, rebuilt
-        each turn and truncated to ``max_observation_tokens`` (oldest documents, then oldest code,
-        then oldest attempts are dropped first). ``observation="chat"``: the transcript with tool
-        results appended as messages (`OrchestraEnv`).
+        ``## Problem``, ``## Documents``, ``## Code and outputs``, ``## Earlier attempts`` (and the
+        environment's feedback on a malformed last output), rebuilt each turn and truncated to
+        ``max_observation_tokens`` (oldest documents, then oldest code, then oldest attempts are
+        dropped first). ``observation="chat"``: the transcript with tool results appended as
+        messages (`OrchestraEnv`), oldest turns left out beyond the token budget. Tool
+        descriptions list each model's price (from the episode's pricing schedule) and its
+        typical latency (the simulator profile's figure, also shown for real endpoints).
 
     Rewards:
         Outcome 1.0 when the judge finds the answer correct, else 0.0, given at termination.
@@ -406,8 +409,10 @@ class QAEnv(OrchestraEnv):
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> str:
-        if self.observation_mode == "chat" or self.task is None:
+        if self.task is None:
             return super()._observation()
+        if self.observation_mode == "chat":
+            return self._chat_observation()
         docs, code, attempts = list(self.documents), list(self.code_runs), list(self.attempts)
         problem = self.task.prompt
         text = self._render(problem, docs, code, attempts)
@@ -418,6 +423,21 @@ class QAEnv(OrchestraEnv):
             problem = problem[: int(len(problem) * 0.8)] + " ...[truncated]"
             text = self._render(problem, docs, code, attempts)
         return text[: self.max_observation_chars]
+
+    def _chat_observation(self) -> str:
+        """The transcript; over the token budget, the oldest messages after the system prompt and
+        the problem are left out (a note says how many)."""
+        from orchestra_gym.env import render_transcript
+
+        head, rest = self.messages[:2], self.messages[2:]
+        text = render_transcript(self.messages)
+        dropped = 0
+        while rest and self.count_tokens(text) > self.max_observation_tokens:
+            rest = rest[1:]
+            dropped += 1
+            note = [Message("user", f"[environment] {dropped} earlier message(s) left out to fit the context budget.")]
+            text = render_transcript(head + note + rest)
+        return text[-self.max_observation_chars:]
 
     def _render(self, problem: str, docs: list, code: list, attempts: list) -> str:
         parts = [self.messages[0].content if self.messages else self._system_prompt(), f"## Problem\n{problem}"]
