@@ -42,10 +42,18 @@ class FunctionCallingEnv(OrchestraEnv):
             ``complete(messages, tools=...)`` method (``name`` attribute = the anonymised id).
             Default: `orchestra_gym.tools.simulated.DEFAULT_EXPERTS`.
         expert_tool: expose ``call_expert`` (True, the paper's setting).
+        system_prompt: ``"full"`` (policy document + every tool's JSON schema, the paper's
+            prompt) or ``"compact"`` (one line per tool and the expert price table, no policy:
+            for small policies and fast CPU training).
     """
 
-    def __init__(self, experts: "list[Any] | None" = None, expert_tool: bool = True, **kwargs: Any):
+    def __init__(
+        self, experts: "list[Any] | None" = None, expert_tool: bool = True, system_prompt: str = "full", **kwargs: Any
+    ):
         super().__init__(**kwargs)
+        if system_prompt not in ("full", "compact"):
+            raise ValueError(f"system_prompt must be 'full' or 'compact', got {system_prompt!r}")
+        self.system_prompt_mode = system_prompt
         pool = list(DEFAULT_EXPERTS if experts is None else experts)
         names = [getattr(e, "name", None) for e in pool]
         if any(not isinstance(n, str) for n in names) or len(set(names)) != len(names):
@@ -110,6 +118,10 @@ class FunctionCallingEnv(OrchestraEnv):
         )
 
     def _system_prompt(self) -> str:
+        if self.system_prompt_mode == "compact":
+            lines = [f"- {s.name}: {s.description.splitlines()[0]}" for s in self.tool_specs]
+            experts = [e.describe(self.pricing) for e in self.experts.values() if isinstance(e, SimulatedModel)]
+            return "Serve the user with these tools.\n" + "\n".join(lines + experts) + f"\n{FORMAT_HELP}"
         tools = json.dumps([s.to_openai() for s in self.tool_specs], ensure_ascii=False, indent=1)
         return (
             "You are a customer service agent. Follow the policy below, use the tools to act on the "
