@@ -17,6 +17,7 @@ from gymnasium.utils.env_checker import check_env
 from orchestra_gym.domains.qa_corpus import BM25Index, build_corpus, plausible_wrong_answer, read_corpus, write_corpus
 from orchestra_gym.envs.qa import QA_MODELS, QAEnv, estimate_tokens, format_qa_table, qa_metrics
 from orchestra_gym.parsing import render_tool_calls
+from orchestra_gym.rewards import reward_vector_names
 from orchestra_gym.types import Task, ToolCall
 from tests.test_frames import synthetic_rows as frames_rows
 from tests.test_frames import write as write_frames
@@ -128,10 +129,11 @@ def test_gym_make_check_env_and_full_episode(env_id, fixture, request):
     obs, r, term, trunc, info = env.step(call("answer", model="answer-1"))
     assert term and not trunc and r == info["outcome"] and r in (0.0, 1.0)
     names = info["reward_vector_names"]
-    assert names == list(QA_MODELS) + ["outcome", "cost", "latency"]
+    assert names == reward_vector_names(list(QA_MODELS)) and names[0] == "calls/search-1"
     vec = info["reward_vector"]
     assert vec.shape == (15,) and vec.dtype == np.float64
-    assert vec[names.index("search-2")] == 1 and vec[names.index("reasoner-1")] == 1 and vec[names.index("answer-1")] == 1
+    assert vec[names.index("calls/search-2")] == 1 and vec[names.index("calls/reasoner-1")] == 1
+    assert vec[names.index("calls/answer-1")] == 1 and vec[:12].sum() == 3
     assert vec[-3] == r and vec[-2] == pytest.approx(-info["episode_cost_usd"]) and vec[-1] == pytest.approx(-info["episode_latency_s"])
     assert info["tool_calls"] == {"search": 1.0, "search-2": 1.0, "enhance_reasoning": 1.0, "reasoner-1": 1.0, "answer": 1.0, "answer-1": 1.0}
     assert info["reward_breakdown"]["judge_method"] in ("exact", "none")
@@ -240,7 +242,7 @@ def test_basic_tools_mode(frames_file):
     obs, r, term, trunc, info = env.step(call("python", code="print(6 * 7)"))
     assert "Output:\n42" in obs and info["latency_s"] == 1.0
     obs, r, term, trunc, info = env.step(call("answer", answer="42"))
-    assert term and r == 1.0 and info["reward_vector_names"] == ["web_search", "local_search", "python", "answer", "outcome", "cost", "latency"]
+    assert term and r == 1.0 and info["reward_vector_names"] == reward_vector_names(["web_search", "local_search", "python", "answer"])
     env.reset(seed=0, options={"task_id": "0"})
     out = play(env, [call("answer", answer="the Vorn river")])
     assert out[1] == 0.0 and out[4]["reward_breakdown"]["judge_method"] == "none"
@@ -369,7 +371,7 @@ def test_hle_episode_over_http_with_judge_and_cache(tmp_path, hle_file):
              + len(_responder(q)["content"].split()) * 2.0) / 1e6 for q in reqs[:3])
         assert model_cost <= info["episode_cost_usd"] <= model_cost + 1e-4  # + sandbox CPU seconds x 8.3e-6
         names = info["reward_vector_names"]
-        assert info["reward_vector"][names.index("answer-3")] == 1.0
+        assert info["reward_vector"][names.index("calls/answer-3")] == 1.0
 
         obs2, r2, term2, trunc2, info2 = episode()  # replay: same result, no new request
         assert len(srv.chat_requests) == 4
