@@ -254,6 +254,7 @@ class QAEnv(OrchestraEnv):
             if self.models_config is None:
                 raise ValueError(f"judge_model={judge_model!r} is a model id but no models file was given; pass models=FILE")
             judge_model = self.models_config.chat_model(judge_model)
+        self.cache = None
         if cache is not None:
             from orchestra_gym.tools.cache import CachedChatModel, CallCache
 
@@ -661,6 +662,16 @@ class QAEnv(OrchestraEnv):
         self.final_response, self.answer_model = f"Answer: {answer}", "policy"
         self._end("answer")
         return ToolResult("Answer recorded.")
+
+    def close(self) -> None:
+        """Close the HTTP clients of real models and the judge, and the cache's connection."""
+        for m in list(self.qa_models.values()) + [self.judge.model]:
+            closer = None if m is None or isinstance(m, SimulatedModel) else getattr(m, "close", None)
+            if callable(closer):
+                closer()
+        if self.cache is not None:
+            self.cache.close()
+        super().close()
 
     # ------------------------------------------------------------------ grading / oracle
     def _grade(self) -> tuple[float, dict[str, Any]]:
