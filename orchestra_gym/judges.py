@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 import unicodedata
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,6 +40,7 @@ __all__ = [
     "parse_hle_judgement",
     "parse_frames_decision",
     "Judge",
+    "complete_text",
 ]
 
 log = logging.getLogger(__name__)
@@ -238,12 +240,17 @@ def _usage_of(resp: Any) -> Usage:
     return Usage()
 
 
-def _call(model: ChatModel, prompt: str, sampling: dict[str, Any]) -> tuple[str | None, Usage, str | None]:
-    """(reply text | None, usage, error text | None). Never raises for a failing model."""
+def complete_text(model: ChatModel, prompt: str, sampling: dict[str, Any] | None = None) -> tuple[str | None, Usage, str | None]:
+    """Send one user message to a chat model; return (reply text | None, usage, error text | None).
+
+    Never raises for a failing model: an exception or a response with ``.error`` gives the error
+    text (the usage of a failed call is kept; an exception's latency is measured).
+    """
+    t0 = time.perf_counter()
     try:
-        resp = model.complete([Message(role="user", content=prompt)], tools=None, **sampling)
-    except Exception as e:  # a judge failure is a wrong answer plus a log line, never a crash
-        return None, Usage(), f"{type(e).__name__}: {e}"
+        resp = model.complete([Message(role="user", content=prompt)], tools=None, **(sampling or {}))
+    except Exception as e:  # a model failure is reported, never a crash
+        return None, Usage(latency_s=time.perf_counter() - t0), f"{type(e).__name__}: {e}"
     usage = _usage_of(resp)
     err = getattr(resp, "error", None)
     if err:
@@ -375,7 +382,7 @@ def hle_judge(
     """
     sampling = {"temperature": 0.0, **sampling}
     prompt = _HLE_PROMPT.format(question=question, response=response, correct_answer=correct_answer)
-    text, usage, err = _call(model, prompt, sampling)
+    text, usage, err = complete_text(model, prompt, sampling)
     return _llm_verdict("hle", text, usage, err, {"judge": "hle"})
 
 
@@ -390,7 +397,7 @@ def frames_autorater(
     """
     sampling = {"temperature": 0.0, **sampling}
     prompt = _FRAMES_PROMPT.format(question=question, response=response, correct_answer=correct_answer)
-    text, usage, err = _call(model, prompt, sampling)
+    text, usage, err = complete_text(model, prompt, sampling)
     return _llm_verdict("frames", text, usage, err, {"judge": "frames"})
 
 

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.domains.qa_corpus import BM25Index, build_corpus, plausible_wrong_answer, read_corpus
 from orchestra_gym.env import FORMAT_HELP, OrchestraEnv
-from orchestra_gym.judges import Judge, JudgeResult, normalize_answer
+from orchestra_gym.judges import Judge, JudgeResult, complete_text, normalize_answer
 from orchestra_gym.tools.simulated import SimulatedModel
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 
@@ -507,16 +507,7 @@ class QAEnv(OrchestraEnv):
         return self.pricing
 
     def _chat(self, name: str, prompt: str) -> tuple[str | None, Usage, str | None]:
-        model = self.qa_models[name]
-        t0 = time.perf_counter()
-        try:
-            resp = model.complete([Message("user", prompt)], tools=None)
-        except Exception as e:
-            return None, Usage(latency_s=time.perf_counter() - t0), f"{type(e).__name__}: {e}"
-        usage = getattr(resp, "usage", None) or Usage()
-        if getattr(resp, "error", None):
-            return None, usage, str(resp.error)
-        return (resp.message.content or ""), usage, None
+        return complete_text(self.qa_models[name], prompt)
 
     def _add_docs(self, found: list[dict[str, str]]) -> list[dict[str, str]]:
         have = {d["id"] for d in self.documents}
