@@ -150,16 +150,19 @@ def test_deterministic_under_seed(hle_file):
     assert run(11) == run(11)
 
 
-def test_simulated_accuracy_depends_on_model_and_context(hle_file):
+@pytest.mark.parametrize("benchmark,fixture,task_id", [("hle", "hle_file", "syn-001"), ("frames", "frames_file", "0")])
+def test_simulated_accuracy_depends_on_model_and_context(benchmark, fixture, task_id, request):
     """Over many seeds: answer-1 with the fact retrieved beats answer-4 without context."""
-    env = QAEnv("hle", data_path=hle_file)
-    strong, weak = [], []
+    env = QAEnv(benchmark, data_path=request.getfixturevalue(fixture))
+    strong, weak, alone = [], [], []
     for seed in range(60):
-        env.reset(seed=seed, options={"task_id": "syn-001"})
+        env.reset(seed=seed, options={"task_id": task_id})
         strong.append(play(env, [call("search", model="search-1"), call("answer", model="answer-1")])[1])
-        env.reset(seed=seed, options={"task_id": "syn-001"})
+        env.reset(seed=seed, options={"task_id": task_id})
         weak.append(play(env, [call("answer", model="answer-4")])[1])
-    assert np.mean(strong) > np.mean(weak) + 0.3
+        env.reset(seed=seed, options={"task_id": task_id})
+        alone.append(play(env, [call("answer", model="answer-1")])[1])
+    assert np.mean(strong) > np.mean(alone) + 0.2 and np.mean(alone) > np.mean(weak)
     assert 0 < np.mean(weak) < 0.5
 
 

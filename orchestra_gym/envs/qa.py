@@ -151,6 +151,11 @@ class QAEnv(OrchestraEnv):
     Rewards:
         Outcome 1.0 when the judge finds the answer correct, else 0.0, given at termination.
 
+    Simulated models (offline): a search model writes the question as its query with its
+        accuracy, else two of its words; a reasoning model's code prints the gold answer with its
+        accuracy, else a plausible wrong one; an answer model is right with its accuracy at the
+        difficulty from `_answer_difficulty` (retrieval and code that surface the answer help).
+
     Starting State:
         A task drawn with the env's seeded RNG (or ``options["task_id"]``).
 
@@ -611,11 +616,20 @@ class QAEnv(OrchestraEnv):
                                + " " + " ".join(c["output"] for c in self.code_runs))
         return f" {gold} " in f" {ctx} "
 
+    def _answer_difficulty(self) -> str:
+        """Difficulty a simulated answer model faces now. HLE (reasoning-bound): the task's, one
+        level easier once the context holds the answer. FRAMES (retrieval-bound): ``"hard"``
+        until the context holds the answer, then the task's own."""
+        has = self._context_has_answer()
+        if self.benchmark == "frames":
+            return self.task.difficulty if has else "hard"
+        return _EASIER[self.task.difficulty] if has else self.task.difficulty
+
     def _answer_model(self, name: str) -> ToolResult:
         model = self.qa_models[name]
         gold = str(self.task.answer or "").strip()
         if isinstance(model, SimulatedModel):
-            difficulty = _EASIER[self.task.difficulty] if self._context_has_answer() else self.task.difficulty
+            difficulty = self._answer_difficulty()
             pool = [str(t.answer) for t in self.tasks[:200]]
             value, _, usage = self._simulated(name, gold, lambda rng: plausible_wrong_answer(gold, rng, pool), difficulty)
             response = f"Explanation: from the context.\nAnswer: {value}\nConfidence: 80%"
