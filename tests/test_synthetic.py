@@ -10,9 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.domains.synthetic import (
+    CATEGORIES,
     DOMAIN_NAMES,
     SyntheticInstance,
     export_tasks,
@@ -86,7 +89,8 @@ def test_golden_actions_run_and_grade_one(domain):
         t = inst.task
         categories.add(t.category)
         assert t.id == f"{domain}-{inst.seed}" and t.domain == f"synthetic/{domain}"
-        assert t.golden_actions and [c.id for c in t.golden_actions] == [f"gold_{i}" for i in range(len(t.golden_actions))]
+        assert [c.id for c in t.golden_actions] == [f"gold_{i}" for i in range(len(t.golden_actions))]
+        assert t.golden_actions
         assert t.difficulty in ("easy", "medium", "hard")
         instr = t.user_scenario["instructions"]
         assert {"domain", "reason_for_call", "known_info", "unknown_info", "task_instructions"} <= set(instr)
@@ -101,6 +105,7 @@ def test_golden_actions_run_and_grade_one(domain):
         assert outcome == 1.0, (t.id, br)
         assert br["execution_correctness"] == br["process_fidelity"] == br["operation_completeness"] == 1.0
         assert br["tool_errors"] == 0.0
+    assert categories <= set(CATEGORIES)
     assert categories >= {"lookup", "compute", "conditional_write", "search_and_book", "several_writes", "transfer"}
 
 
@@ -310,8 +315,10 @@ print(json.dumps(out, sort_keys=True))
 
 def test_determinism_across_processes():
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "random"}
-    runs = [subprocess.run([sys.executable, "-c", _FINGERPRINT], env=env, capture_output=True, text=True, check=True).stdout
-            for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", _FINGERPRINT], env=env, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     here = json.loads(runs[0])
     assert here[0][1] == db_hash(make_instance(0, DOMAIN_NAMES[0]).initial_db)
@@ -350,3 +357,30 @@ def test_bad_arguments_to_make_instance():
         make_instance(-1)
     with pytest.raises(ValueError, match="unknown synthetic domain 'mars'"):
         make_instance(0, "mars")
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+_FUZZ_INSTANCES = [make_instance(s) for s in range(20)]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_call_tool_never_raises(data):
+    inst = data.draw(st.sampled_from(_FUZZ_INSTANCES))
+    backend = inst.new_backend()
+    tool = data.draw(st.sampled_from(inst.tools))
+    props = tool.parameters["properties"]
+    # well-typed-looking values from the database mixed with arbitrary JSON
+    values = st.sampled_from(sorted({v for rows in inst.initial_db.values() for r in rows.values()
+                                     for v in r.values() if isinstance(v, (str, int))}, key=str)) | _json
+    args = data.draw(st.dictionaries(st.sampled_from(sorted(props) + ["bogus"]), values, max_size=5) | _json)
+    name = data.draw(st.just(tool.name) | st.text(max_size=20))
+    r = backend.call_tool(name, args)
+    assert isinstance(r.content, str) and r.content
+    assert r.error or name == tool.name

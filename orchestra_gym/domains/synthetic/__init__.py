@@ -14,8 +14,13 @@ come from a seed, offline and deterministically::
 Each domain has four related tables (customers, catalogue items, bookings, payment methods), 11
 domain tools plus ``calculate`` and ``transfer_to_human_agents``, a policy generated from the
 rules the tools enforce, and eight task templates (lookup, compute, conditional write, search and
-book, several writes, change item, and two requests the policy sends to a human agent). A task is
-kept only if its golden actions replay on a fresh database without an error.
+book, several writes, change item, and two requests the policy sends to a human agent; their
+kinds, which become `Task.category`, are `CATEGORIES`). A task is kept only if its golden actions
+replay on a fresh database without an error.
+
+Adding a domain: a module ``orchestra_gym/domains/synthetic/<name without '-'>.py`` that defines
+``SPEC`` (a `core.DomainSpec`; for the booking shape, ``build_domain(BookingConfig(...))``), and its
+name in `DOMAIN_NAMES`.
 
 Grading (`SyntheticBackend.grade`), each check 0.0 or 1.0, outcome = their product (all must pass):
 
@@ -33,11 +38,12 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
 
+from orchestra_gym.domains.synthetic.booking import TEMPLATE_KINDS as CATEGORIES
 from orchestra_gym.domains.synthetic.core import (
     TRANSFER_RECORD,
     Database,
@@ -55,6 +61,7 @@ from orchestra_gym.types import Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = [
     "DOMAIN_NAMES",
+    "CATEGORIES",
     "GENERATOR_VERSION",
     "SyntheticInstance",
     "SyntheticBackend",
@@ -97,6 +104,13 @@ def get_domain(name: str) -> DomainSpec:
 
     module = importlib.import_module(f"orchestra_gym.domains.synthetic.{name.replace('-', '')}")
     return module.SPEC
+
+
+@cache
+def _static(name: str) -> tuple[tuple[ToolSpec, ...], str]:
+    """The tool schemas and the policy document of a domain (the same for every seed)."""
+    spec = get_domain(name)
+    return tuple(t.spec() for t in spec.all_tools()), render_policy(spec)
 
 
 class SyntheticBackend:
@@ -178,7 +192,8 @@ class SyntheticInstance:
         spec: the domain.
         seed: the generator seed (int >= 0).
         task: the task (id ``"<domain>-<seed>"``, domain ``"synthetic/<domain>"``).
-        tools: the tools the policy sees (domain tools, then ``calculate`` and ``transfer_to_human_agents``).
+        tools: the tools the policy sees (domain tools, then ``calculate`` and ``transfer_to_human_agents``);
+            the `ToolSpec` objects are shared by every instance of the domain: treat them as read-only.
         policy: the policy document (markdown), generated from the tools' rules.
         initial_db: the initial database (do not mutate; `new_backend` copies it).
         user_answers: what the simulated user knows, field -> value (``"email"``, ``"name"``,
@@ -202,6 +217,14 @@ class SyntheticInstance:
     def domain(self) -> str:
         return self.spec.name
 
+    @cached_property
+    def _value_index(self) -> dict[str, list[str]]:
+        return _value_index(self.initial_db)
+
+    @cached_property
+    def _field_values(self) -> dict[str, list[str]]:
+        return _field_values(self.initial_db)
+
     def new_backend(self) -> SyntheticBackend:
         """A fresh backend (its own copy of the initial database) for one episode."""
         return SyntheticBackend(self)
@@ -215,11 +238,11 @@ class SyntheticInstance:
         sibling tool (another tool of the same kind, a write tool for generic ones) with
         arguments taken from the call or the database.
         """
-        index = _value_index(self.initial_db)
+        index = self._value_index
         args = dict(call.arguments)
-        keys = [k for k in sorted(args) if isinstance(args[k], (str, int, float)) and not isinstance(args[k], bool)]
-        for j in rng.permutation(len(keys)):
-            k = keys[int(j)]
+        names = [k for k in sorted(args) if isinstance(args[k], (str, int, float)) and not isinstance(args[k], bool)]
+        for j in rng.permutation(len(names)):
+            k = names[int(j)]
             v = args[k]
             if isinstance(v, str) and v in index:
                 others = [x for x in index[v] if x != v]
@@ -232,10 +255,9 @@ class SyntheticInstance:
             elif isinstance(v, float):
                 args[k] = round(v * 1.1 + 1.0, 2)
                 return ToolCall(call.name, args, call.id)
-            elif k == "expression" and re.search(r"\d", v):
-                m = list(re.finditer(r"\d+(?:\.\d+)?", v))[int(rng.integers(len(re.findall(r"\d+(?:\.\d+)?", v))))]
-                new = str(round(float(m.group()) + 1, 2))
-                args[k] = v[: m.start()] + new + v[m.end():]
+            elif k == "expression" and (numbers := list(re.finditer(r"\d+(?:\.\d+)?", v))):
+                m = pick(rng, numbers)
+                args[k] = v[: m.start()] + str(round(float(m.group()) + 1, 2)) + v[m.end():]
                 return ToolCall(call.name, args, call.id)
         tools = {t.name: t for t in self.spec.all_tools()}
         kind = tools[call.name].kind if call.name in tools else "read"
@@ -244,7 +266,7 @@ class SyntheticInstance:
         tool = pick(rng, siblings)
         new_args: dict[str, Any] = {}
         keys = {t.key: sorted(self.initial_db[t.name]) for t in self.spec.tables}
-        field_values = _field_values(self.initial_db)
+        field_values = self._field_values
         for p in tool.params:
             base = p.name.removeprefix("new_")
             if p.name in call.arguments:
@@ -353,10 +375,8 @@ def make_instance(seed: int, domain: str | None = None) -> SyntheticInstance:
             reward_basis=list(REWARD_BASIS),
             metadata=_metadata(name, seed, golden_hash, answers),
         )
-        return SyntheticInstance(
-            spec, seed, task, [t.spec() for t in spec.all_tools()], render_policy(spec), db, answers,
-            golden_hash, touched,
-        )
+        tools, policy = _static(name)
+        return SyntheticInstance(spec, seed, task, list(tools), policy, db, answers, golden_hash, touched)
     raise RuntimeError(f"no solvable {name} task in {_MAX_DRAWS} draws for seed {seed} (generator bug)")
 
 

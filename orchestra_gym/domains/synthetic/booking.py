@@ -29,14 +29,18 @@ from orchestra_gym.domains.synthetic.core import (
     Rule,
     TableSpec,
     Tool,
-    ToolError,
     TrackedDB,
     money,
     pick,
     safe_calculate,
 )
 
-__all__ = ["Field", "BookingConfig", "build_domain", "choice", "FIRST_NAMES", "LAST_NAMES"]
+__all__ = ["Field", "BookingConfig", "build_domain", "choice", "TEMPLATE_KINDS", "FIRST_NAMES", "LAST_NAMES"]
+
+TEMPLATE_KINDS = (
+    "lookup", "compute", "conditional_write", "search_and_book", "several_writes", "change_item", "transfer",
+)
+"""Task categories (`Task.category`) of the booking templates."""
 
 FIRST_NAMES = (
     "Ana", "Bruno", "Chen", "Dara", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kavya", "Luca",
@@ -190,11 +194,12 @@ def _generate(cfg: BookingConfig, n: _Names, rng: np.random.Generator) -> Databa
         while (first, last) in used_names:
             first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         used_names.add((first, last))
-        kinds = [cfg.payment_kinds[j] for j in sorted(rng.choice(len(cfg.payment_kinds), int(rng.integers(1, 4)), replace=False))]
+        n_kinds = int(rng.integers(1, min(3, len(cfg.payment_kinds)) + 1))
         pids = []
-        for kind in kinds:
+        for j in sorted(rng.choice(len(cfg.payment_kinds), n_kinds, replace=False)):
             pid = next(pay_keys)
-            payments[pid] = {n.pk: pid, n.ck: k, "kind": kind, "balance": round(float(rng.integers(50, 3000)) + 0.5 * int(rng.integers(2)), 2)}
+            balance = float(rng.integers(50, 3000)) + 0.5 * int(rng.integers(2))
+            payments[pid] = {n.pk: pid, n.ck: k, "kind": cfg.payment_kinds[int(j)], "balance": balance}
             pids.append(pid)
         customers[k] = {
             n.ck: k, "first_name": first, "last_name": last,
@@ -540,7 +545,7 @@ def _templates(cfg: BookingConfig, n: _Names) -> tuple[Callable[[np.random.Gener
             "several_writes", golden, [money(refund)],
             f"You have three requests: set your {_text(cfg.profile.name)} to {new_v}; cancel your {B} {bid_a} "
             f"(ask how much is refunded); and change your {B} {bid_b} to {new_q} {unit}.",
-            who(db, cid, **{n.bk: bid_a, f"other_{n.bk}": bid_b, cfg.profile.name: str(new_v)}), unknown)
+            who(db, cid, **{n.bk: bid_a, f"other_{n.bk}": bid_b, f"new_{cfg.profile.name}": str(new_v)}), unknown)
 
     def change_item(rng, db):
         cands = customer_bookings(db, (PENDING,))

@@ -18,8 +18,7 @@ CONFIG = BookingConfig(
     search_fields=("cuisine", "area"),
     item_name=lambda rng, i: f"{choice('Casa', 'Chez', 'Villa', 'Taverna')(rng)} "
     f"{choice('Luna', 'Sol', 'Mare', 'Verde', 'Rosa')(rng)}",
-    profile=Field("phone", "string", lambda rng: f"+39-3{int(rng.integers(10, 99))}-{int(rng.integers(100000, 999999))}",
-                  "Phone number."),
+    profile=Field("phone", "string", lambda rng: f"+39-347-{int(rng.integers(100000, 999999))}", "Phone number."),
     done_status="seated",
     price_range=(10.0, 60.0),
     max_quantity=8,
