@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from orchestra_gym.domains.qa_corpus import BM25Index, build_corpus, plausible_wrong_answer, read_corpus, write_corpus
+from orchestra_gym.domains.qa_corpus import build_corpus, plausible_wrong_answer, write_corpus
+from orchestra_gym.tools.search import LocalSearch, WebSearch, read_corpus
 from orchestra_gym.envs.qa import QA_MODELS, QAEnv, estimate_tokens, format_qa_table, qa_metrics
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.rewards import reward_vector_names
@@ -81,7 +82,7 @@ def test_corpus_deterministic_and_local(tmp_path):
         if d["id"].startswith("distractor-hle-2"):
             assert "42." not in d["text"]  # distractors give wrong answers
     p = write_corpus(a, tmp_path / "c" / "corpus.jsonl")
-    assert read_corpus(p) == a
+    assert [(d.id, d.title, d.text) for d in read_corpus(p)] == [(d["id"], d["title"], d["text"]) for d in a]
     with pytest.raises(ValueError, match="no gold answer"):
         build_corpus([Task("x", "hle", "q?", None)])
     with pytest.raises(ValueError, match="duplicate task id '1'"):
@@ -89,13 +90,11 @@ def test_corpus_deterministic_and_local(tmp_path):
 
 
 def test_bm25_finds_fact_first():
-    ix = BM25Index(build_corpus(_tasks()))
+    ix = LocalSearch(build_corpus(_tasks()))
     for t in _tasks():
-        top, score = ix.search(t.prompt, 3)[0]
-        assert top["id"] == f"fact-{t.domain}-{t.id}" and score > 0
+        top = ix.search(t.prompt, 3)[0]
+        assert top.id == f"fact-{t.domain}-{t.id}" and top.score > 0
     assert ix.search("xyzzy plugh", 3) == []
-    with pytest.raises(ValueError, match="empty corpus"):
-        BM25Index([])
 
 
 def test_plausible_wrong_answer_is_wrong():
@@ -380,3 +379,28 @@ def test_hle_episode_over_http_with_judge_and_cache(tmp_path, hle_file):
         assert len(srv.chat_requests) == 4
         assert (r2, info2["reward_breakdown"]["response"]) == (r, bd["response"])
         assert info2["episode_cost_usd"] == pytest.approx(info["episode_cost_usd"], abs=1e-4)
+
+
+def test_web_search_when_local_index_has_too_few(tmp_path, frames_file, monkeypatch):
+    """search falls back to Tavily-shaped web search (local server) when the local index finds nothing."""
+    from tests.servers import TavilyServer
+
+    monkeypatch.setenv("QA_TEST_TAVILY_KEY", "tvly-test-key")
+    filler = write_corpus([{"id": "filler-0", "title": "The orchard of Bavo", "text": "The orchard of Bavo was restored in 1901."}],
+                          tmp_path / "filler.jsonl")
+    pages = {"https://en.wikipedia.org/wiki/Vorn_River": ("Vorn River", "The Vorn flows through Zembla's capital city.")}
+    with TavilyServer(pages) as srv:
+        web = WebSearch(base_url=srv.base_url, api_key_env="QA_TEST_TAVILY_KEY", max_results=3)
+        env = QAEnv("frames", data_path=frames_file, corpus_path=filler, web_search=web)
+        env.reset(seed=0, options={"task_id": "0"})
+        obs, r, term, trunc, info = env.step(call("search", model="search-1"))
+        assert "[https://en.wikipedia.org/wiki/Vorn_River] Vorn River" in obs
+        assert "(web)" in env.attempts[-1] and srv.count == 1
+        assert info["cost_usd"] >= 0.01  # Tavily fee (paper App. D) on top of the search model's tokens
+        basic = QAEnv("frames", data_path=frames_file, corpus_path=filler, web_search=web, mode="basic")
+        basic.reset(seed=0, options={"task_id": "0"})
+        obs, r, term, trunc, info = basic.step(call("web_search", query="Vorn river Zembla"))
+        assert "Vorn River" in obs and info["cost_usd"] == pytest.approx(0.01)
+        obs, r, term, trunc, info = basic.step(call("local_search", query="Vorn river"))
+        assert basic.messages[-1].content == "No results." and srv.count == 2  # local only: no web request
+        web.close()

@@ -11,8 +11,9 @@ This is a fixture generator, not a knowledge source: it makes retrieval matter (
 the fact document, a poor one finds distractors) so that an orchestrator learns when searching
 pays. Real runs use a real index or web search (ToolOrchestra Sec. 4: Wikipedia index + Tavily).
 
-Document format (JSONL, one object per line): ``{"id": str, "title": str, "text": str}``;
-``metadata`` is not written, the ``id`` prefix says the kind (``fact-``, ``distractor-``, ``filler-``).
+Document format (JSONL, one object per line): ``{"id": str, "title": str, "text": str}``, the
+corpus format of `orchestra_gym.tools.search` (``read_corpus``, ``LocalSearch``, which index it);
+the ``id`` prefix says the kind (``fact-``, ``distractor-``, ``filler-``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 from orchestra_gym.tools.simulated import request_rng
 from orchestra_gym.types import Task
 
-__all__ = ["build_corpus", "write_corpus", "read_corpus", "plausible_wrong_answer", "subject_of", "BM25Index"]
+__all__ = ["build_corpus", "write_corpus", "plausible_wrong_answer", "subject_of"]
 
 _STOP = frozenset(
     "a an and are as at be by did do does for from had has have how in is it its many much of on or that the their "
@@ -160,59 +161,3 @@ def write_corpus(docs: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -
         for d in docs:
             f.write(json.dumps({"id": d["id"], "title": d.get("title", ""), "text": d["text"]}, ensure_ascii=False) + "\n")
     return p
-
-
-def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """Read a JSONL corpus.
-
-    Raises:
-        FileNotFoundError: missing file. ValueError: a line without ``id``/``text`` (names the line).
-    """
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"corpus file {str(p)!r} does not exist; generate one with build_corpus/write_corpus")
-    docs = []
-    with p.open(encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            d = json.loads(line)
-            if not isinstance(d, dict) or "id" not in d or "text" not in d:
-                raise ValueError(f"{p}: line {i} needs 'id' and 'text' keys")
-            docs.append({"id": str(d["id"]), "title": str(d.get("title", "")), "text": str(d["text"])})
-    return docs
-
-
-class BM25Index:
-    """BM25 (Okapi, `bm25s` defaults k1=1.5, b=0.75) over ``title + text`` of each document.
-
-    Args:
-        docs: ``{"id", "title", "text"}`` dicts (at least one).
-
-    Raises:
-        ValueError: empty corpus.
-    """
-
-    def __init__(self, docs: Sequence[dict[str, str]]):
-        import bm25s  # core dependency; imported here so `import orchestra_gym` stays cheap
-
-        if not docs:
-            raise ValueError("cannot index an empty corpus; pass at least one document")
-        self.docs = list(docs)
-        self._bm25s = bm25s
-        corpus_tokens = bm25s.tokenize([f"{d.get('title', '')}\n{d['text']}" for d in self.docs], stopwords="en", show_progress=False)
-        self.retriever = bm25s.BM25()
-        self.retriever.index(corpus_tokens, show_progress=False)
-        self.vocab = corpus_tokens.vocab
-
-    def search(self, query: str, k: int = 5) -> list[tuple[dict[str, str], float]]:
-        """Top-`k` documents for `query` with their BM25 scores (float), best first; documents
-        with score 0 (no shared term) are left out, so the list may be shorter than `k`."""
-        toks = [t for t in self._bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
-                if t in self.vocab]
-        if not toks or k <= 0:
-            return []
-        ids = [self.vocab[t] for t in toks]
-        scores = self.retriever.get_scores(ids)
-        order = np.argsort(-scores, kind="stable")[: min(k, len(self.docs))]
-        return [(self.docs[int(i)], float(scores[i])) for i in order if scores[i] > 0]

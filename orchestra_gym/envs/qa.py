@@ -30,11 +30,10 @@ import math
 import os
 import re
 import time
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from orchestra_gym import pricing as pricing_mod
-from orchestra_gym.domains.qa_corpus import BM25Index, build_corpus, plausible_wrong_answer, read_corpus
+from orchestra_gym.domains.qa_corpus import build_corpus, plausible_wrong_answer
 from orchestra_gym.env import FORMAT_HELP, OrchestraEnv
 from orchestra_gym.judges import Judge, JudgeResult, complete_text, normalize_answer
 from orchestra_gym.tools.simulated import SimulatedModel
@@ -186,8 +185,11 @@ class QAEnv(OrchestraEnv):
         judge_model: chat model (or id in the models file) for the LLM judge; None = exact match.
         corpus_path: JSONL corpus (``id``, ``title``, ``text``). None: a corpus generated from the
             tasks when every model is simulated (it states gold answers: simulation only), else
-            no local corpus.
-        web_search: callable ``query -> list of {"title", "text"}`` for web search; None = none.
+            no local corpus. Indexed by `orchestra_gym.tools.search.LocalSearch`.
+        search_method: ``"bm25"`` (default), ``"dense"`` or ``"hybrid"`` (`LocalSearch`).
+        web_search: a `orchestra_gym.tools.search.WebSearch` (Tavily), or a callable
+            ``query -> list of {"id"?, "title", "text"}``; None = no web search (offline,
+            ``web_search`` in basic mode is then served by the local index at the web fee).
         tokenizer: callable text -> token ids (or count) for the observation budget; default
             `estimate_tokens`.
         max_observation_tokens: token budget of the rebuilt observation (our default 24,000).
@@ -213,7 +215,8 @@ class QAEnv(OrchestraEnv):
         models: "str | os.PathLike[str] | dict[str, Any] | None" = None,
         judge_model: Any = None,
         corpus_path: str | os.PathLike[str] | None = None,
-        web_search: Callable[[str], list[dict[str, str]]] | None = None,
+        search_method: str = "bm25",
+        web_search: Any = None,
         tokenizer: Callable[[str], Any] | None = None,
         max_observation_tokens: int = 24_000,
         search_k: int = 5,
@@ -269,13 +272,14 @@ class QAEnv(OrchestraEnv):
             if judge_model is not None:
                 judge_model = CachedChatModel(judge_model, self.cache)
         self.judge = Judge(judge_model, kind=benchmark)
+        from orchestra_gym.tools.search import LocalSearch
+
         if corpus_path is not None:
-            docs = read_corpus(corpus_path)
+            self.index: LocalSearch | None = LocalSearch.from_corpus(corpus_path, search_method)
         elif self.all_simulated:
-            docs = build_corpus(self.tasks)
+            self.index = LocalSearch(build_corpus(self.tasks), search_method)
         else:
-            docs = []
-        self.index = BM25Index(docs) if docs else None
+            self.index = None
         self.web_search = web_search
         self.count_tokens = _count_with(tokenizer) if tokenizer is not None else estimate_tokens
         self.max_observation_tokens = int(max_observation_tokens)
@@ -520,23 +524,45 @@ class QAEnv(OrchestraEnv):
         self.documents.extend(new)
         return new
 
+    def _local_hits(self, query: str) -> list[dict[str, str]]:
+        if self.index is None or not query.strip():
+            return []
+        return [{"id": h.id, "title": h.title, "text": h.text} for h in self.index.search(query, self.search_k)]
+
+    def _web_hits(self, query: str) -> tuple[list[dict[str, str]], Usage, str | None]:
+        """Web documents, usage (fee + latency) and an error text (None when fine)."""
+        search = getattr(self.web_search, "search", None)
+        if callable(search):  # orchestra_gym.tools.search.WebSearch
+            self.web_search.pricing = self.pricing
+            res = search(query, max_results=self.search_k)
+            if res.error:
+                return [], res.usage, res.content
+            docs = [{"id": str(r.get("url") or f"web-{self.turn}-{i}"), "title": str(r.get("title") or ""),
+                     "text": str(r.get("content") or "")} for i, r in enumerate(res.metadata.get("results", []))]
+            return docs, res.usage, None
+        t0 = time.perf_counter()
+        try:
+            found = list(self.web_search(query))[: self.search_k]
+        except Exception as e:  # a failing search backend is reported, never a crash
+            return [], Usage(latency_s=time.perf_counter() - t0), f"{type(e).__name__}: {e}"
+        docs = [{"id": str(d.get("id") or f"web-{self.turn}-{i}"), "title": str(d.get("title", "")), "text": str(d.get("text", ""))}
+                for i, d in enumerate(found)]
+        return docs, Usage(cost_usd=pricing_mod.fee_usd("web_search_per_call", 1, self.pricing),
+                           latency_s=time.perf_counter() - t0), None
+
     def _retrieve(self, query: str, allow_web: bool, force_web: bool = False) -> tuple[list[dict[str, str]], Usage, str]:
-        usage, source = Usage(), "local"
-        hits: list[dict[str, str]] = []
-        if self.index is not None and not force_web:
-            hits = [d for d, _ in self.index.search(query, self.search_k)]
-            usage = usage + Usage(cost_usd=pricing_mod.fee_usd("local_search_per_call", 1, self.pricing))
+        """Documents for `query`: the local index, then the web when fewer than `min_local_docs`
+        local documents came back (or always, with `force_web`). Returns (docs, usage, source)."""
+        usage, source, hits = Usage(), "local", []
+        if not force_web:
+            hits = self._local_hits(query)
+            usage = Usage(cost_usd=pricing_mod.fee_usd("local_search_per_call", 1, self.pricing))
         if (force_web or len(hits) < self.min_local_docs) and allow_web and self.web_search is not None:
-            t0 = time.perf_counter()
-            web = list(self.web_search(query))[: self.search_k]
-            for i, d in enumerate(web):
-                d.setdefault("id", f"web-{self.turn}-{i}")
-            hits, source = hits + web, "web"
-            usage = usage + Usage(cost_usd=pricing_mod.fee_usd("web_search_per_call", 1, self.pricing),
-                                  latency_s=time.perf_counter() - t0)
-        elif force_web and self.index is not None:
+            web, u, err = self._web_hits(query)
+            hits, usage, source = hits + web, usage + u, ("web" if err is None else f"web failed: {err}")
+        elif force_web:
             # no web backend configured: serve the query from the local index, charged as a web search
-            hits = [d for d, _ in self.index.search(query, self.search_k)]
+            hits = self._local_hits(query)
             usage, source = Usage(cost_usd=pricing_mod.fee_usd("web_search_per_call", 1, self.pricing)), "local (no web backend)"
         return hits, usage, source
 
