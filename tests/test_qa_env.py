@@ -404,3 +404,11 @@ def test_web_search_when_local_index_has_too_few(tmp_path, frames_file, monkeypa
         obs, r, term, trunc, info = basic.step(call("local_search", query="Vorn river"))
         assert basic.messages[-1].content == "No results." and srv.count == 2  # local only: no web request
         web.close()
+
+
+@pytest.mark.parametrize("kwargs", [{"mode": "basic"}, {"observation": "chat"}, {"mode": "basic", "observation": "chat"}])
+def test_check_env_other_modes(hle_file, kwargs):
+    env = QAEnv("hle", data_path=hle_file, **kwargs)
+    check_env(env)
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs) and info["turn"] == 0.0

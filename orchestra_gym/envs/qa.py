@@ -423,16 +423,21 @@ class QAEnv(OrchestraEnv):
             return super()._observation()
         if self.observation_mode == "chat":
             return self._chat_observation()
+        return self._fitted(include_system=True)[: self.max_observation_chars]
+
+    def _fitted(self, include_system: bool) -> str:
+        """The rebuilt context within ``max_observation_tokens``: oldest documents, then oldest
+        code runs, then oldest attempts are dropped, then the problem is shortened."""
         docs, code, attempts = list(self.documents), list(self.code_runs), list(self.attempts)
         problem = self.task.prompt
-        text = self._render(problem, docs, code, attempts)
+        text = self._render(problem, docs, code, attempts, include_system)
         while self.count_tokens(text) > self.max_observation_tokens and (docs or code or attempts):
             (docs or code or attempts).pop(0)
-            text = self._render(problem, docs, code, attempts)
+            text = self._render(problem, docs, code, attempts, include_system)
         while self.count_tokens(text) > self.max_observation_tokens and len(problem) > 20:
             problem = problem[: int(len(problem) * 0.8)] + " ...[truncated]"
-            text = self._render(problem, docs, code, attempts)
-        return text[: self.max_observation_chars]
+            text = self._render(problem, docs, code, attempts, include_system)
+        return text
 
     def _chat_observation(self) -> str:
         """The transcript; over the token budget, the oldest messages after the system prompt and
@@ -449,8 +454,9 @@ class QAEnv(OrchestraEnv):
             text = render_transcript(head + note + rest)
         return text[-self.max_observation_chars:]
 
-    def _render(self, problem: str, docs: list, code: list, attempts: list) -> str:
-        parts = [self.messages[0].content if self.messages else self._system_prompt(), f"## Problem\n{problem}"]
+    def _render(self, problem: str, docs: list, code: list, attempts: list, include_system: bool = True) -> str:
+        parts = [self.messages[0].content if self.messages else self._system_prompt()] if include_system else []
+        parts.append(f"## Problem\n{problem}")
         if docs:
             parts.append("## Documents\n" + "\n\n".join(f"[{d['id']}] {d.get('title', '')}\n{d['text']}" for d in docs))
         if code:
@@ -458,7 +464,7 @@ class QAEnv(OrchestraEnv):
                 f"# by {c['model']}\n```python\n{c['code']}\n```\nOutput:\n{c['output']}" for c in code))
         if attempts:
             parts.append("## Earlier attempts\n" + "\n".join(attempts))
-        feedback = self._last_feedback()
+        feedback = self._last_feedback() if include_system else []
         if feedback:
             parts.append("## Feedback on your last output\n" + "\n".join(feedback))
         return "\n\n".join(parts)
@@ -499,7 +505,9 @@ class QAEnv(OrchestraEnv):
         return result, []
 
     def _context_text(self) -> str:
-        return self._render(self.task.prompt, self.documents, self.code_runs, self.attempts)
+        """What a search/reasoning/answer model reads: problem, documents, code, attempts (no
+        orchestrator instructions), within the same token budget."""
+        return self._fitted(include_system=False)
 
     def _seed(self) -> Any:
         return (self._seed_mix, self.turn, len(self.attempts))
