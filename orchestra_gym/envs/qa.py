@@ -109,14 +109,20 @@ def estimate_tokens(text: str) -> int:
     return max(len(text.split()), math.ceil(len(text) / 4))
 
 
-def _count_with(tokenizer: Callable[[str], Any]) -> Callable[[str], int]:
+def _count_with(tokenizer: Any) -> Callable[[str], int]:
+    """A token counter from a tokenizer: an object with ``encode`` (tiktoken, `tokenizers`,
+    transformers) or a callable text -> token ids / count / encoding."""
+    fn = getattr(tokenizer, "encode", None) or tokenizer
+    if not callable(fn):
+        raise ValueError(f"tokenizer must have an encode(text) method or be callable, got {type(tokenizer).__name__}")
+
     def count(text: str) -> int:
-        n = tokenizer(text)
+        n = fn(text)
         if isinstance(n, int):
             return n
         if hasattr(n, "ids"):  # tokenizers.Encoding
             return len(n.ids)
-        if isinstance(n, dict) and "input_ids" in n:  # transformers BatchEncoding
+        if isinstance(n, dict) or hasattr(n, "keys"):  # transformers BatchEncoding
             return len(n["input_ids"])
         return len(n)
 
@@ -190,8 +196,9 @@ class QAEnv(OrchestraEnv):
         web_search: a `orchestra_gym.tools.search.WebSearch` (Tavily), or a callable
             ``query -> list of {"id"?, "title", "text"}``; None = no web search (offline,
             ``web_search`` in basic mode is then served by the local index at the web fee).
-        tokenizer: callable text -> token ids (or count) for the observation budget; default
-            `estimate_tokens`.
+        tokenizer: the policy's tokenizer for the observation budget: an object with
+            ``encode(text)`` (tiktoken, `tokenizers`, transformers) or a callable text -> token
+            ids or count; default `estimate_tokens` (no tokenizer needed).
         max_observation_tokens: token budget of the rebuilt observation (our default 24,000).
         search_k: documents per search; min_local_docs: fewer local hits than this asks the web.
         python_timeout_s: sandbox time limit per run (s); sandbox_isolation: ``"full"`` or
