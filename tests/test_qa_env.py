@@ -420,3 +420,13 @@ def test_check_env_other_modes(hle_file, kwargs):
     check_env(env, skip_render_check=True)  # no spec outside gym.make; render is covered via gym.make above
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs) and info["turn"] == 0.0
+
+
+def test_corpus_command(tmp_path, frames_file, capsys):
+    from orchestra_gym.domains.qa_corpus import main
+
+    out = tmp_path / "corpus.jsonl"
+    assert main(["--benchmark", "frames", "--data-path", str(frames_file), "--out", str(out), "--filler", "5"]) == 0
+    assert "wrote 13 documents for 2 frames tasks" in capsys.readouterr().out
+    env = QAEnv("frames", data_path=frames_file, corpus_path=out)
+    assert len(env.index.docs) == 13 and env.index.docs[0].id == "fact-frames-0"
