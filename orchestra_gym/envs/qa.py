@@ -650,10 +650,13 @@ class QAEnv(OrchestraEnv):
                           metadata={"sandbox_error": err})
 
     def _context_has_answer(self) -> bool:
+        """True when a document (the question's own text removed) or a code output contains the
+        normalised gold answer as whole words (drives the simulated answer models)."""
         gold = normalize_answer(self.task.answer)
         if not gold:
             return False
-        ctx = normalize_answer(" ".join(d["text"] for d in self.documents if d["id"].startswith("fact-"))
+        question = self.task.prompt.strip()
+        ctx = normalize_answer(" ".join(d["text"].replace(question, " ") for d in self.documents)
                                + " " + " ".join(c["output"] for c in self.code_runs))
         return f" {gold} " in f" {ctx} "
 
