@@ -88,8 +88,10 @@ def test_bad_rows_name_the_field(tmp_path):
         read_rows(bad)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_hle(data_path=tmp_path / "missing.jsonl")
+    txt = tmp_path / "rows.txt"
+    txt.write_text("x", encoding="utf-8")
     with pytest.raises(ValueError, match="unsupported data file suffix '.txt'"):
-        read_rows(bad.with_suffix(".txt").write_text("x") and bad.with_suffix(".txt"))
+        read_rows(txt)
 
 
 def test_category_slug():
