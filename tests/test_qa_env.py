@@ -430,3 +430,14 @@ def test_corpus_command(tmp_path, frames_file, capsys):
     assert "wrote 13 documents for 2 frames tasks" in capsys.readouterr().out
     env = QAEnv("frames", data_path=frames_file, corpus_path=out)
     assert len(env.index.docs) == 13 and env.index.docs[0].id == "fact-frames-0"
+
+
+def test_sync_vector_env(hle_file):
+    _ensure_registered()
+    v = gym.vector.SyncVectorEnv([lambda: gym.make("ToolOrchestra-HLE-v0", data_path=str(hle_file)) for _ in range(2)])
+    obs, info = v.reset(seed=0)
+    assert len(obs) == 2 and all("## Problem" in o for o in obs)
+    obs, r, term, trunc, info = v.step((call("search", model="search-1"), call("answer", model="answer-1")))
+    assert list(term) == [False, True] and r[0] == 0.0 and r[1] in (0.0, 1.0)
+    assert info["episode_cost_usd"].dtype == np.float64 and info["episode_cost_usd"][1] > 0
+    v.close()
