@@ -178,6 +178,14 @@ def load_hle(split: str = "test", text_only: bool = True, data_path: str | os.Pa
         import datasets  # optional extra `hf`; imported lazily to keep `import orchestra_gym` cheap
     except ImportError:
         raise RuntimeError(f"loading HLE from Hugging Face needs the `datasets` package. {ACCESS_HELP}") from None
+    try:  # cais/hle is gated: without a token the hub can only refuse, so fail at once (no retries)
+        from huggingface_hub import get_token
+
+        has_token = get_token() is not None
+    except Exception:
+        has_token = True
+    if not has_token:
+        raise RuntimeError(f"no Hugging Face token found for the gated {HF_DATASET!r}. {ACCESS_HELP}")
     try:
         ds = datasets.load_dataset(HF_DATASET, split=split)
     except Exception as e:  # gated / offline / missing token: all end here with the same fix
