@@ -1,7 +1,7 @@
 """Device mesh with axes (data, fsdp, tp) and the partition rules of the Qwen3 policy.
 
-Every parameter of `orchestra_jax.model.Qwen3` declares logical axis names (`out_sharding`) next to its
-definition (`out_sharding` metadata); `RULES` maps each logical name to a mesh axis:
+Every parameter of `orchestra_jax.model.Qwen3` declares logical axis names next to its
+definition (nnx `out_sharding` metadata); `RULES` maps each logical name to a mesh axis:
 
 - `embed` (model width D) -> `fsdp`: weights are fully sharded over the fsdp axis (ZeRO-3 style;
   XLA all-gathers each layer's slice inside the layer scan).

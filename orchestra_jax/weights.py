@@ -127,8 +127,9 @@ def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: str | 
             `model.safetensors.index.json`.
         mesh: place each parameter onto its NamedSharding on this mesh (see
             `orchestra_jax.sharding`); None puts everything on the first device.
-        dtype: parameter storage dtype ("float32", "bfloat16"); default keeps the config's
-            param_dtype (float32). Converted shard by shard while reading.
+        dtype: parameter storage dtype ("float32", "bfloat16", "float16"); default: the dtype
+            config.json records (`torch_dtype` / `dtype`), else float32. Converted shard by
+            shard while reading.
         **config_overrides: other ModelConfig fields (compute_dtype, remat, ...).
     Returns:
         (model, config).
@@ -140,8 +141,12 @@ def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: str | 
     from safetensors import safe_open
 
     path = Path(path)
+    if dtype is None and (path / "config.json").exists():
+        raw = json.loads((path / "config.json").read_text())
+        stored = raw.get("dtype") or raw.get("torch_dtype")
+        dtype = stored if stored in ("float32", "bfloat16", "float16") else None
     if dtype is not None:
-        config_overrides["param_dtype"] = dtype
+        config_overrides.setdefault("param_dtype", dtype)
     config = ModelConfig.from_hf(path, **config_overrides)
     files = _checkpoint_files(path)
     handles: dict[Path, Any] = {}
