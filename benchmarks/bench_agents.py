@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"plot: {args.plot}")
     if not args.no_record:
         cmd = "python benchmarks/bench_agents.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        if "TAU2_DATA_DIR" in os.environ:
+            cmd = f"TAU2_DATA_DIR={os.environ['TAU2_DATA_DIR']} {cmd}"
         machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         plot_rel = os.path.relpath(args.plot, HERE)
