@@ -77,7 +77,7 @@ def candidate_actions(env: gym.Env) -> list[dict[str, Any]]:
     if experts and getattr(u, "expert_tool", True):
         return [{"name": "call_expert", "arguments": {"expert": k}} for k in experts]
     specs = getattr(u, "tool_specs", None)
-    if specs is None:
+    if not specs:
         raise ValueError(
             f"{type(u).__name__} has no experts and no tool_specs yet; reset the env before wrapping it "
             "or pass actions=[{'name': ..., 'arguments': {...}}, ...] to ToolChoice"
@@ -299,7 +299,7 @@ class ToolChoice(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError(f"cost_scale_usd and latency_scale_s must be > 0, got {cost_scale_usd}, {latency_scale_s}")
         if actions is None:
             u = env.unwrapped
-            if not getattr(u, "experts", None) and getattr(u, "tool_specs", None) is None:
+            if not getattr(u, "experts", None) and not getattr(u, "tool_specs", None):
                 env.reset()
             actions = candidate_actions(env)
         if not actions:
@@ -395,11 +395,15 @@ class Budget(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.max_latency_s = None if max_latency_s is None else float(max_latency_s)
 
     def _preference_tools(self) -> list[str]:
+        """The reward vector's tool components, as the envs define them: the experts (function
+        calling), else the models of the model tools (QA orchestra mode), else the tools."""
         u = self.env.unwrapped
         experts = getattr(u, "experts", None)
-        if experts:
+        if experts and getattr(u, "expert_tool", True):
             return list(experts)
-        return [s.name for s in getattr(u, "tool_specs", [])]
+        specs = getattr(u, "tool_specs", None) or []
+        models = [v for a in _model_tool_actions(specs) for v in a["arguments"].values()]
+        return list(dict.fromkeys(models or [s.name for s in specs]))
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
