@@ -168,6 +168,15 @@ class FunctionCallingEnv(OrchestraEnv):
     def _tool_specs(self) -> list[ToolSpec]:
         return self.tool_specs
 
+    def close(self) -> None:
+        """Release HTTP clients of real experts and of an LLM user."""
+        users_model = getattr(getattr(self, "user", None), "model", None)
+        for obj in [*(getattr(e, "model", e) for e in self.experts.values()), users_model]:
+            close = getattr(obj, "close", None)
+            if callable(close):
+                close()
+        super().close()
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """`OrchestraEnv.reset`; ``info`` also has ``tools`` (OpenAI schemas) and ``task_id``."""
         obs, info = super().reset(seed=seed, options=options)
@@ -237,7 +246,9 @@ class FunctionCallingEnv(OrchestraEnv):
         """The right next action now: the next golden tool call, or the closing message."""
         golden = self.task.golden_actions
         if self._golden_done < len(golden):
-            return golden[self._golden_done]
+            g = golden[self._golden_done]
+            # a fresh neutral id: the golden id ("gold_<i>") would tell the policy where it stands
+            return ToolCall(g.name, dict(g.arguments), "call_0")
         info = " ".join(self.task.communicate_info)
         return (info + " " if info else "") + CLOSING_LINE
 
