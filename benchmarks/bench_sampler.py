@@ -102,6 +102,7 @@ def main(argv=None):
     import jax
     import torch
 
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [run(s, args, tmp) for s in args.sizes]
     header = ("| size | params (M) | prefill tok/s ours | prefill tok/s HF | ratio | decode tok/s ours | "
@@ -117,6 +118,7 @@ def main(argv=None):
     section = (f"\n### {now}\n\nCommand: `{cmd.strip()}`  \nMachine: {platform.machine()} {platform.processor() or ''}"
                f", {os.cpu_count()} CPU cores visible (shared), jax {jax.__version__} ({jax.default_backend()}), "
                f"torch {torch.__version__} ({torch.get_num_threads()} threads)  \n"
+               f"Load average before the run {load:.1f} (other jobs share the cores; compare ratios, not absolutes).  \n"
                f"Batch {args.batch}, prompt {args.prompt} tokens, {args.new} new tokens per row, greedy, "
                f"best of {args.repeats}; HF decode = generate time - prefill time.\n\n{table}\n")
     results = Path(args.results)
