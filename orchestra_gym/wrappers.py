@@ -406,6 +406,7 @@ class Budget(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return list(dict.fromkeys(models or [s.name for s in specs]))
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Step the env; truncate (outcome 0) once the episode's cost (USD) or latency (s) passes the budget."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         info["budget"] = {"max_cost_usd": self.max_cost_usd, "max_latency_s": self.max_latency_s}
         if terminated or truncated:
@@ -471,6 +472,7 @@ class Preference(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._pref_rng: np.random.Generator | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        """Reset with the fixed or sampled preference vector in ``options["preference"]`` (an explicit one wins)."""
         options = dict(options or {})
         if "preference" not in options:
             if self.fixed is not None:

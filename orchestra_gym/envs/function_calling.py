@@ -42,6 +42,7 @@ class ModelExpert:
         self.name, self.model, self.model_id = name, model, model_id
 
     def complete(self, messages: list[Message], tools: "list[ToolSpec] | None" = None, **sampling: Any) -> Any:
+        """Forward to the chat model (``ChatResponse``: message, usage in tokens/USD/s, error)."""
         return self.model.complete(messages, tools, **sampling)
 
     def describe(self, schedule: Any = None) -> str:
