@@ -19,21 +19,19 @@ Appends ``## Agents (issue 8)`` to benchmarks/RESULTS.md (command, machine, date
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any
 
+from _record import append_section, command
 import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.cli import format_mix, run_episodes, summarize
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
 DEFAULT_TAU2 = Path(os.environ.get("TAU2_DATA_DIR", HERE.parents[1] / "shared" / "data" / "tau2"))
 QA_IDS = {"hle": "ToolOrchestra-HLE-v0", "frames": "ToolOrchestra-FRAMES-v0"}
 
@@ -219,18 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     plot(rows, Path(args.plot))
     print(f"plot: {args.plot}")
     if not args.no_record:
-        cmd = "python benchmarks/bench_agents.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        if "TAU2_DATA_DIR" in os.environ:
-            cmd = f"TAU2_DATA_DIR={os.environ['TAU2_DATA_DIR']} {cmd}"
-        machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
-        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         plot_rel = os.path.relpath(args.plot, HERE)
         note = ("Experts are simulated (`orchestra_gym.tools.simulated`: the paper's price ladder, assumed accuracies); "
                 "tau2 rows play every task once with the scripted user, and tau2 NL assertions are not judged offline. "
                 "ToolScale rows: episodes with seeds S..S+N-1.")
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n## Agents (issue 8)\n\nCommand: `{cmd.strip()}`  \nMachine: {machine}  \nDate: {now}\n\n"
-                    f"{table}\n\n{note}\n\n![accuracy versus cost]({plot_rel})\n")
+        append_section("Agents (issue 8)", command("bench_agents.py", argv, ("TAU2_DATA_DIR",)),
+                       f"{table}\n\n{note}\n\n![accuracy versus cost]({plot_rel})")
     return 0
 
 
