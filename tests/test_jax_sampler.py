@@ -24,7 +24,7 @@ def setup(tmp_path_factory):
     path = tmp_path_factory.mktemp("hf_sampler")
     hf = make_hf(path, seed=21, heads=4, kv=2, head_dim=16)
     model, config = load_hf_checkpoint(path)
-    sampler = Sampler(model, eos_ids=EOS, max_cache_len=128, chunk=8)
+    sampler = Sampler(model, eos_ids=EOS, max_cache_len=128, chunk=8, kv_min=32)  # windows 32, 64, 128
     return hf, model, sampler
 
 
