@@ -181,7 +181,8 @@ class Qwen3(nnx.Module):
 
     def _run_layers(self, x: jax.Array, positions: jax.Array, mask: jax.Array,
                     cache: KVCache | None) -> tuple[jax.Array, KVCache | None]:
-        """x [B, T, D] compute dtype -> [B, T, D]; mask [B, T, S] bool; cache updated at its slot."""
+        """x [B, T, D] compute dtype -> [B, T, D]; mask [B, T, S] bool; cache updated at its slot
+        and attended over its first S = mask.shape[-1] slots."""
         c = self.config
         cd = _dtype(c.compute_dtype)
         eps = c.rms_norm_eps
@@ -202,8 +203,9 @@ class Qwen3(nnx.Module):
                 start = (idx, 0, cache.slot, 0, 0)
                 ck = jax.lax.dynamic_update_slice(ck, k[None].astype(ck.dtype), start)
                 cv = jax.lax.dynamic_update_slice(cv, v[None].astype(cv.dtype), start)
-                k_all = jax.lax.dynamic_index_in_dim(ck, idx, 0, keepdims=False).astype(cd)
-                v_all = jax.lax.dynamic_index_in_dim(cv, idx, 0, keepdims=False).astype(cd)
+                window = (1,) + ck.shape[1:2] + (mask.shape[-1],) + ck.shape[3:]
+                k_all = jax.lax.dynamic_slice(ck, (idx, 0, 0, 0, 0), window)[0].astype(cd)
+                v_all = jax.lax.dynamic_slice(cv, (idx, 0, 0, 0, 0), window)[0].astype(cd)
             else:
                 k_all, v_all = k, v
             o = attention(q, k_all, v_all, mask)
@@ -270,14 +272,17 @@ class Qwen3(nnx.Module):
         """Float32 logits [B, T, V] for int32 input_ids [B, T] (see `hidden_states`)."""
         return self.logits_from_hidden(self.hidden_states(input_ids, attention_mask, positions))
 
-    def forward_cached(self, input_ids: jax.Array, token_mask: jax.Array,
-                       cache: KVCache) -> tuple[jax.Array, KVCache]:
+    def forward_cached(self, input_ids: jax.Array, token_mask: jax.Array, cache: KVCache,
+                       kv_len: int | None = None) -> tuple[jax.Array, KVCache]:
         """Feed a block of tokens into the KV cache (prefill, decode step, or multi-turn extend).
 
         Args:
             input_ids: int32 [B, T]; written to cache slots [cache.slot, cache.slot + T).
             token_mask: bool [B, T]; False marks padding (not attended, no position used).
-            cache: the cache; the caller guarantees cache.slot + T <= cache.max_len.
+            cache: the cache; the caller guarantees cache.slot + T <= kv_len <= cache.max_len.
+            kv_len: static number of leading cache slots to attend over (default: all); a
+                sampler passes a bucket just above the filled part, so early turns do not read
+                the whole cache.
         Returns:
             (hidden [B, T, D] compute dtype, updated cache). Positions continue each row's
             count of real tokens, so a row's padding anywhere in the cache is inert.
@@ -287,8 +292,9 @@ class Qwen3(nnx.Module):
         positions = cache.length[:, None] + positions_from_mask(token_mask)
         valid = jax.lax.dynamic_update_slice(cache.valid, token_mask, (0, cache.slot))
         q_slots = cache.slot + jnp.arange(t, dtype=jnp.int32)
-        k_slots = jnp.arange(cache.max_len, dtype=jnp.int32)
-        mask = valid[:, None, :] & (k_slots[None, None, :] <= q_slots[None, :, None])
+        kv_len = cache.max_len if kv_len is None else kv_len
+        k_slots = jnp.arange(kv_len, dtype=jnp.int32)
+        mask = valid[:, None, :kv_len] & (k_slots[None, None, :] <= q_slots[None, :, None])
         h, cache = self._run_layers(self.embed_tokens(input_ids), positions, mask, cache)
         cache = dataclasses.replace(cache, valid=valid,
                                     length=cache.length + token_mask.sum(-1, dtype=jnp.int32),

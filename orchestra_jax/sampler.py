@@ -130,12 +130,16 @@ class Sampler:
         max_cache_len: cache capacity in tokens (slots) per row, including padding slots.
         chunk: decode steps per compiled call (the host checks stop strings between calls).
         pad_id: id written into padding slots (never attended).
+        kv_min: smallest attention window over the cache: calls attend over the first
+            min(max_cache_len, power of two >= max(kv_min, filled slots)) slots, one compile
+            per window size; set it to max_cache_len for a single compile.
         mesh: when the model is sharded on a `orchestra_jax.sharding` mesh, pass it so the KV
             cache is sharded too (rows over data/fsdp, KV heads over tp).
     """
 
     def __init__(self, model: Qwen3, eos_ids: Iterable[int] = QWEN3_EOS_IDS, max_cache_len: int = 4096,
-                 chunk: int = 32, pad_id: int = 0, mesh: jax.sharding.Mesh | None = None):
+                 chunk: int = 32, pad_id: int = 0, kv_min: int = 1024,
+                 mesh: jax.sharding.Mesh | None = None):
         self.config = model.config
         self.mesh = mesh
         self.graphdef, self.params = nnx.split(model)
@@ -143,24 +147,29 @@ class Sampler:
         self.max_cache_len = int(max_cache_len)
         self.chunk = int(chunk)
         self.pad_id = int(pad_id)
-        self._feed = jax.jit(self._feed_impl, donate_argnums=(1,))
+        self.kv_min = int(kv_min)
+        self._feed = jax.jit(self._feed_impl, donate_argnums=(1,), static_argnames=("kv_len",))
         self._decode = jax.jit(self._decode_impl, donate_argnums=(1,),
-                               static_argnames=("greedy", "top_k", "use_top_p"))
+                               static_argnames=("greedy", "top_k", "use_top_p", "kv_len"))
+
+    def _kv_len(self, filled: int) -> int:
+        """Attention window (static) covering `filled` slots."""
+        return min(self.max_cache_len, max(self.kv_min, 1 << max(0, filled - 1).bit_length()))
 
     def update_params(self, model: Qwen3) -> None:
         """Use `model`'s current parameters (same architecture) for later calls."""
         self.graphdef, self.params = nnx.split(model)
 
     # ------------------------------------------------------------------ jitted cores
-    def _feed_impl(self, params, cache, next_logits, ids, mask):
+    def _feed_impl(self, params, cache, next_logits, ids, mask, *, kv_len):
         model = nnx.merge(self.graphdef, params)
-        h, cache = model.forward_cached(ids, mask, cache)
+        h, cache = model.forward_cached(ids, mask, cache, kv_len)
         last = model.logits_from_hidden(h[:, -1])
         has = mask.any(axis=-1)
         return cache, jnp.where(has[:, None], last, next_logits)
 
     def _decode_impl(self, params, cache, next_logits, done, n_steps, max_new, count, hist, stop_seqs,
-                     key, temperature, top_p, eos, *, greedy, top_k, use_top_p):
+                     key, temperature, top_p, eos, *, greedy, top_k, use_top_p, kv_len):
         model = nnx.merge(self.graphdef, params)
         b = next_logits.shape[0]
         steps = self.chunk
@@ -187,7 +196,7 @@ class Sampler:
             at_len = count >= max_new
             new_reason = jnp.where(is_eos, 1, jnp.where(seq_hit, 2, jnp.where(at_len, 3, 0)))
             reason = jnp.where(live, new_reason, reason)
-            h, cache = model.forward_cached(tok[:, None], live[:, None], cache)
+            h, cache = model.forward_cached(tok[:, None], live[:, None], cache, kv_len)
             new_logits = model.logits_from_hidden(h[:, 0])
             logits = jnp.where(live[:, None], new_logits, logits)
             toks = toks.at[:, i].set(tok)
@@ -258,7 +267,8 @@ class Sampler:
             if blk:
                 ids[b, width - len(blk):] = blk
                 mask[b, width - len(blk):] = True
-        cache, logits = self._feed(self.params, state.cache, state.next_logits, jnp.asarray(ids), jnp.asarray(mask))
+        cache, logits = self._feed(self.params, state.cache, state.next_logits, jnp.asarray(ids), jnp.asarray(mask),
+                                   kv_len=self._kv_len(slot + width))
         return SamplerState(cache, logits, tokens, [[] for _ in blocks])
 
     def generate(self, state: SamplerState, max_new_tokens: int, temperature: float = 1.0, *,
@@ -319,7 +329,8 @@ class Sampler:
                                jnp.int32(max_new_tokens), count, hist, jnp.asarray(stop_arr),
                                jax.random.fold_in(key, step), jnp.float32(temperature or 1.0),
                                jnp.float32(top_p), jnp.asarray(self.eos_ids), greedy=greedy,
-                               top_k=int(top_k), use_top_p=top_p < 1.0)
+                               top_k=int(top_k), use_top_p=top_p < 1.0,
+                               kv_len=self._kv_len(int(cache.slot) + n))
             cache, logits, done_d, count, hist, toks, lps, emit, reason, n_done = res
             step += 1
             toks, lps, emit, reason = map(np.asarray, (toks, lps, emit, reason))

@@ -249,7 +249,10 @@ def save_hf_checkpoint(model: Qwen3, config: ModelConfig | None, path: str | Pat
     Writes `config.json`, `generation_config.json` (EOS set {151645, 151643}) and
     `model.safetensors`, or `model-0000i-of-0000n.safetensors` shards plus
     `model.safetensors.index.json` when the weights exceed `max_shard_bytes`. Tensors are
-    fetched to host one at a time.
+    fetched to host one at a time (one layer's slice of a stacked parameter at a time). On a
+    multi-host mesh, call it on one process with parameters that process can address (e.g.
+    after `jax.experimental.multihost_utils.process_allgather`); `jax.device_get` cannot read
+    shards held by other hosts.
 
     Args:
         dtype: storage dtype of the written tensors (default: config.param_dtype).

@@ -180,3 +180,28 @@ def test_presets_and_config_errors(tmp_path):
         ModelConfig.from_hf({"model_type": "llama"})
     round_trip = ModelConfig.from_hf(c.to_hf_dict())
     assert round_trip.replace(name=c.name) == c
+
+
+def test_qwen3_8b_forward_and_cached_step_trace_at_full_shapes():
+    """The code path the tiny tests run also traces at the 8B shapes (bf16), without memory."""
+    from orchestra_jax.model import KVCache
+
+    config = ModelConfig.from_preset("qwen3-8b", param_dtype="bfloat16", compute_dtype="bfloat16", remat=True)
+    graphdef, state = nnx.split(nnx.eval_shape(lambda: Qwen3(config, rngs=nnx.Rngs(0))))
+    ids = jax.ShapeDtypeStruct((2, 8), jnp.int32)
+
+    def loss(state, ids):
+        return token_logprobs(nnx.merge(graphdef, state), ids, ids, chunk=4).sum()
+
+    grads = jax.eval_shape(jax.grad(loss), state, ids)
+    assert grads["wq"].shape == (36, 4096, 32, 128) and grads["wq"].dtype == jnp.bfloat16
+
+    def step(state, cache, ids):
+        m = nnx.merge(graphdef, state)
+        h, cache = m.forward_cached(ids, jnp.ones(ids.shape, bool), cache)
+        return m.logits_from_hidden(h[:, -1]), cache
+
+    cache = jax.eval_shape(lambda: KVCache.init(config, 2, 64))
+    logits, new_cache = jax.eval_shape(step, state, cache, ids)
+    assert logits.shape == (2, 151936) and logits.dtype == jnp.float32
+    assert new_cache.k.shape == (36, 2, 64, 8, 128) and new_cache.k.dtype == jnp.bfloat16

@@ -24,7 +24,7 @@ def setup(tmp_path_factory):
     path = tmp_path_factory.mktemp("hf_sampler")
     hf = make_hf(path, seed=21, heads=4, kv=2, head_dim=16)
     model, config = load_hf_checkpoint(path)
-    sampler = Sampler(model, eos_ids=EOS, max_cache_len=128, chunk=8)
+    sampler = Sampler(model, eos_ids=EOS, max_cache_len=128, chunk=8, kv_min=32)  # windows 32, 64, 128
     return hf, model, sampler
 
 
@@ -120,3 +120,30 @@ def test_cache_limits_and_errors(setup):
         assert reason == "cache_full" and len(toks) == 128 - 64
     with pytest.raises(ValueError, match="decode="):
         sampler.generate(state, 3, stop_strings=["x"])
+
+
+def test_top_k_top_p_filters_and_full_vocab_logprob():
+    from orchestra_jax.sampler import _sample
+
+    logits = jnp.log(jnp.asarray([[0.4, 0.3, 0.2, 0.05, 0.05]], jnp.float32))
+    keys = jax.random.split(jax.random.key(0), 400)
+
+    def draw(top_k, top_p, temperature=1.0):
+        fn = jax.vmap(lambda k: _sample(logits, k, jnp.float32(temperature), jnp.float32(top_p), greedy=False,
+                                        top_k=top_k, use_top_p=top_p < 1.0))
+        tok, lp = fn(keys)
+        return np.asarray(tok)[:, 0], np.asarray(lp)[:, 0]
+
+    tok, lp = draw(2, 1.0)
+    assert set(tok) == {0, 1}
+    np.testing.assert_allclose(lp, np.log([0.4, 0.3, 0.2, 0.05, 0.05])[tok], atol=1e-6)  # not renormalised
+    tok, _ = draw(0, 0.65)  # nucleus {0.4, 0.3} reaches 0.7 >= 0.65
+    assert set(tok) == {0, 1}
+    tok, _ = draw(0, 1.0)
+    assert set(tok) == {0, 1, 2, 3, 4}
+    tok, lp = draw(0, 1.0, temperature=0.5)
+    ref = jax.nn.log_softmax(logits[0] / 0.5)
+    np.testing.assert_allclose(lp, np.asarray(ref)[tok], atol=1e-6)
+    greedy_tok, greedy_lp = _sample(logits, keys[0], jnp.float32(1.0), jnp.float32(1.0), greedy=True, top_k=0,
+                                    use_top_p=False)
+    assert int(greedy_tok[0]) == 0 and abs(float(greedy_lp[0]) - np.log(0.4)) < 1e-6
