@@ -1,0 +1,336 @@
+"""`OrchestraEnv`: the turn loop, budgets and `info` accounting shared by every orchestra environment.
+
+One step is one orchestrator turn: the policy's text (Qwen3/Hermes format, see
+`orchestra_gym.parsing`) or a structured action is parsed into tool calls and/or a message to the
+user; the calls run in order, each answered by its own tool message; a message goes to the user
+simulator (function-calling envs). Usage of every call (tokens, USD, seconds) is accumulated. At
+the end of the episode the subclass grades the outcome and the env reports the paper's reward
+vector (ToolOrchestra Sec. 3.2).
+
+Subclasses implement five hooks: `_sample_task`, `_start_episode`, `_execute`, `_user_turn`
+(optional) and `_grade`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.parsing import ParsedAction, parse_action
+from orchestra_gym.rewards import reward_vector, reward_vector_names
+from orchestra_gym.spaces import TextSpace
+from orchestra_gym.types import Message, Preference, Task, ToolCall, ToolResult, ToolSpec, Usage
+
+__all__ = ["OrchestraEnv", "render_transcript", "FORMAT_HELP"]
+
+FORMAT_HELP = (
+    "Reply with optional <think>...</think>, then either one or more "
+    '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> blocks '
+    "or one <message>text for the user</message>."
+)
+
+_OPTION_KEYS = ("task_id", "preference", "tools", "pricing", "user")
+
+
+def render_transcript(messages: list[Message]) -> str:
+    """Render messages as the plain-text observation: one ``### role`` header per message.
+
+    Tool messages carry the tool name and call id: ``### tool get_order [call_0]``. The format
+    is neutral (no model's chat template), so any policy can read it; token-level policies use
+    ``info["new_messages"]`` with their own template instead.
+    """
+    parts = []
+    for m in messages:
+        head = f"### {m.role}"
+        if m.role == "tool":
+            head += f" {m.name or ''} [{m.tool_call_id or ''}]"
+        parts.append(f"{head}\n{m.content}")
+    return "\n\n".join(parts)
+
+
+class OrchestraEnv(gym.Env[str, str]):
+    """Base class of orchestra environments: a multi-turn text environment with priced tools.
+
+    Observation: ``str``, the conversation so far rendered by `render_transcript` (the newest
+    ``max_observation_chars`` characters). Action: ``str`` (model text) or a structured action
+    (``{"name", "arguments"}``, a list of them, or ``{"message": ...}``).
+
+    Reward: the outcome in [0, 1] at termination, 0 before (DESIGN.md Sec. 4). The preference
+    reward needs a group of rollouts: `orchestra_gym.rewards.group_preference_rewards` on the
+    episodes' ``info["reward_vector"]``.
+
+    Info (every step; floats for every number):
+        cost_usd, latency_s, prompt_tokens, completion_tokens: this step's usage (USD, s, tokens).
+        episode_cost_usd, episode_latency_s, episode_prompt_tokens, episode_completion_tokens:
+            totals so far.
+        tool_calls: dict tool name -> calls so far (float); ``call_expert`` is also counted per
+            expert as ``call_expert:<expert>``.
+        parse_errors: malformed actions so far (float); step_errors: this step's error texts.
+        turn: turns taken (float). preference: the preference vector as a dict.
+        new_messages: the messages this step added, as dicts (role, content, ...), for policies
+            that render their own chat template.
+        At the end (terminated or truncated) also: outcome (float in [0, 1]), reward_vector
+        (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
+        -latency]), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
+        checks), solved (bool), end_reason (str).
+
+    Episode end: terminated when the task ends (answer given, user stops, transfer); truncated
+    at ``max_turns`` turns or after ``max_errors`` malformed actions (outcome 0 then).
+
+    Arguments:
+        max_turns: turn limit (paper: 50).
+        max_errors: malformed actions tolerated before the episode is cut (the limit-th error ends it).
+        max_observation_chars: observation is the last this many characters of the transcript.
+        preference: default preference vector (dict or `Preference`); `reset` options override.
+        pricing: pricing schedule name, `PricingSchedule`, or an int seed for
+            `pricing.random_schedule`; `reset` options override.
+        render_mode: None or ``"ansi"`` (the transcript).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        max_turns: int = 50,
+        max_errors: int = 5,
+        max_observation_chars: int = 200_000,
+        preference: "dict | Preference | None" = None,
+        pricing: "str | int | pricing_mod.PricingSchedule | None" = None,
+        render_mode: str | None = None,
+    ):
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+        if max_errors < 1:
+            raise ValueError(f"max_errors must be >= 1, got {max_errors}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.max_turns = int(max_turns)
+        self.max_errors = int(max_errors)
+        self.max_observation_chars = int(max_observation_chars)
+        self.default_preference = Preference.from_dict(preference)
+        self.default_pricing = pricing
+        self.render_mode = render_mode
+        self.observation_space = TextSpace(max_length=self.max_observation_chars)
+        self.action_space = TextSpace(max_length=1_000_000)
+        self.messages: list[Message] = []
+        self.task: Task | None = None
+        self._started = False
+
+    # ----------------------------------------------------------------- hooks for subclasses
+    def _sample_task(self, task_id: Any | None) -> Task:
+        """Return the task with `task_id`, or one drawn with ``self.np_random`` when None."""
+        raise NotImplementedError
+
+    def _start_episode(self, task: Task, options: dict[str, Any]) -> list[Message]:
+        """Set up the episode's tools and state; return the opening messages (system, user...)."""
+        raise NotImplementedError
+
+    def _tool_specs(self) -> list[ToolSpec]:
+        """The tools the policy may call this episode (after the ``tools`` option filter)."""
+        raise NotImplementedError
+
+    def _execute(self, call: ToolCall) -> tuple[ToolResult, list[Message]]:
+        """Run one tool call. Return its result and any extra messages to append after the tool
+        message (e.g. the user's reply when an expert's action was a message). Must not raise."""
+        raise NotImplementedError
+
+    def _user_turn(self, text: str) -> list[Message]:
+        """Deliver a message to the user; return the user's reply messages. Default: no user."""
+        return [Message("user", "There is no user to talk to in this environment; use the tools.")]
+
+    def _grade(self) -> tuple[float, dict[str, Any]]:
+        """Outcome in [0, 1] and a breakdown dict."""
+        raise NotImplementedError
+
+    def _preference_tools(self) -> list[str]:
+        """Names of the tool-call components of the reward vector (paper Sec. 3.2), in order."""
+        return [t.name for t in self._tool_specs()]
+
+    # ----------------------------------------------------------------- state set by subclasses
+    def _end(self, reason: str) -> None:
+        """Subclasses call this to terminate the episode (answer given, user stopped, transfer)."""
+        if self._end_reason is None:
+            self._end_reason = reason
+
+    # ----------------------------------------------------------------- Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode.
+
+        Options:
+            task_id: which task (default: drawn with the env's seeded RNG).
+            preference: preference vector dict ``{"tools": {...}, "outcome", "cost", "latency"}``.
+            tools: list of tool names to expose (a subset of the env's tools).
+            pricing: schedule name, `PricingSchedule`, or an int seed for a random schedule.
+            user: user simulator (env-specific; ``"scripted"`` or a model id).
+
+        Raises:
+            ValueError: unknown option key or bad option value (the message names it).
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - set(_OPTION_KEYS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; allowed: {list(_OPTION_KEYS)}")
+        self.preference = Preference.from_dict(options.get("preference", self.default_preference))
+        self.pricing = self._resolve_pricing(options.get("pricing", self.default_pricing))
+        self.turn = 0
+        self.error_count = 0
+        self._end_reason: str | None = None
+        self.usage = Usage()
+        self.tool_call_counts: dict[str, float] = {}
+        self.trajectory: list[ToolCall] = []
+        self.agent_messages: list[str] = []
+        self.task = self._sample_task(options.get("task_id"))
+        opening = self._start_episode(self.task, options)
+        if "tools" in options and options["tools"] is not None:
+            self._check_tool_subset(options["tools"])
+        self.messages = list(opening)
+        self._started = True
+        info = self._info(Usage(), opening, [])
+        return self._observation(), info
+
+    def step(self, action: "str | dict | list") -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Take one orchestrator turn. Never raises for a malformed action (see class docstring).
+
+        Raises:
+            RuntimeError: `step` before `reset`, or after the episode ended.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        if self._end_reason is not None:
+            raise RuntimeError("the episode has ended; call reset() to start a new one")
+        self.turn += 1
+        parsed: ParsedAction = parse_action(action)
+        raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False, default=str)
+        new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
+        step_usage = Usage()
+        step_errors = list(parsed.errors)
+
+        if parsed.errors and not parsed.tool_calls and parsed.message is None:
+            self.error_count += 1
+            new.append(
+                Message(
+                    "user",
+                    "[environment] Your last output was not a valid action: "
+                    + "; ".join(parsed.errors)
+                    + f". {FORMAT_HELP} (malformed outputs so far: {self.error_count} of {self.max_errors} allowed)",
+                )
+            )
+            if self.error_count >= self.max_errors:
+                self._end_reason = "too_many_errors"
+        else:
+            if parsed.errors:  # partly valid: run what parsed, tell the policy what did not
+                self.error_count += 1
+                new.append(Message("user", "[environment] Part of your output was ignored: " + "; ".join(parsed.errors)))
+            for call in parsed.tool_calls:
+                if self._end_reason is not None:
+                    break
+                result, extra = self._run_call(call)
+                step_usage = step_usage + result.usage
+                new.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+                new.extend(extra)
+            if parsed.message is not None and self._end_reason is None:
+                self.agent_messages.append(parsed.message)
+                new.extend(self._user_turn(parsed.message))
+
+        self.messages.extend(new)
+        self.usage = self.usage + step_usage
+        terminated = self._end_reason is not None and self._end_reason not in ("too_many_errors",)
+        truncated = False
+        if self._end_reason == "too_many_errors":
+            truncated = True
+        elif not terminated and self.turn >= self.max_turns:
+            truncated = True
+            self._end_reason = "turn_limit"
+        info = self._info(step_usage, new, step_errors)
+        reward = 0.0
+        if terminated or truncated:
+            reward = self._finish(info, premature=truncated)
+        return self._observation(), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        """The transcript as text (``render_mode="ansi"``)."""
+        if self.render_mode == "ansi":
+            return render_transcript(self.messages)
+        return None
+
+    # ----------------------------------------------------------------- internals
+    def _run_call(self, call: ToolCall) -> tuple[ToolResult, list[Message]]:
+        allowed = {t.name for t in self._tool_specs()}
+        self.trajectory.append(call)
+        if call.name not in allowed:
+            import difflib
+
+            close = difflib.get_close_matches(call.name, sorted(allowed), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            self.error_count += 1
+            return ToolResult(f"Error: unknown tool {call.name!r}{hint}; known tools: {sorted(allowed)}", error=True), []
+        self.tool_call_counts[call.name] = self.tool_call_counts.get(call.name, 0.0) + 1.0
+        try:
+            result, extra = self._execute(call)
+        except Exception as e:  # a tool bug must not end the episode: report it as the result
+            result, extra = ToolResult(f"Error: tool {call.name!r} failed: {type(e).__name__}: {e}", error=True), []
+        return result, extra
+
+    def _count(self, key: str) -> None:
+        self.tool_call_counts[key] = self.tool_call_counts.get(key, 0.0) + 1.0
+
+    def _check_tool_subset(self, names: Any) -> None:
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"options['tools'] must be a list of tool names, got {names!r}")
+
+    def _resolve_pricing(self, p: Any) -> pricing_mod.PricingSchedule:
+        if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
+            return pricing_mod.random_schedule(int(p))
+        try:
+            return pricing_mod.get_schedule(p)
+        except KeyError as e:
+            raise ValueError(f"options['pricing']: {e.args[0]}") from None
+
+    def _observation(self) -> str:
+        text = render_transcript(self.messages)
+        if len(text) > self.max_observation_chars:
+            text = text[-self.max_observation_chars :]
+        return text
+
+    def _info(self, step_usage: Usage, new: list[Message], step_errors: list[str]) -> dict[str, Any]:
+        return {
+            "cost_usd": float(step_usage.cost_usd),
+            "latency_s": float(step_usage.latency_s),
+            "prompt_tokens": float(step_usage.prompt_tokens),
+            "completion_tokens": float(step_usage.completion_tokens),
+            "episode_cost_usd": float(self.usage.cost_usd),
+            "episode_latency_s": float(self.usage.latency_s),
+            "episode_prompt_tokens": float(self.usage.prompt_tokens),
+            "episode_completion_tokens": float(self.usage.completion_tokens),
+            "tool_calls": dict(self.tool_call_counts),
+            "parse_errors": float(self.error_count),
+            "step_errors": list(step_errors),
+            "turn": float(self.turn),
+            "preference": self.preference.to_dict(),
+            "new_messages": [m.to_dict() for m in new],
+        }
+
+    def _finish(self, info: dict[str, Any], premature: bool) -> float:
+        if premature:
+            outcome, breakdown = 0.0, {"premature_end": self._end_reason}
+        else:
+            outcome, breakdown = self._grade()
+        outcome = float(outcome)
+        names = self._preference_tools()
+        counts = {n: self.tool_call_counts.get(n, 0.0) for n in names}
+        vec = reward_vector(counts, names, outcome, self.usage.cost_usd, self.usage.latency_s)
+        info.update(
+            outcome=outcome,
+            solved=bool(outcome >= 1.0 - 1e-9),
+            reward_vector=vec,
+            reward_vector_names=reward_vector_names(names),
+            reward_breakdown=copy.deepcopy(breakdown),
+            end_reason=str(self._end_reason),
+        )
+        return outcome

@@ -1,0 +1,314 @@
+"""Function-calling environments: domain tools + ``call_expert`` + messages to a user simulator.
+
+The paper's function-calling setting (ToolOrchestra Sec. 4, tau2-bench and ToolScale): the
+orchestrator serves a user through a domain's tools (databases behind a policy document). Besides
+the domain tools it may call an expert model, ``call_expert(expert)``, which reads the
+conversation and proposes the next action; the proposal (a tool call or a message to the user) is
+carried out as the orchestrator's action for the turn, and the expert's tokens, price and latency
+are charged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+
+from orchestra_gym.domains.backend import DomainBackend
+from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
+from orchestra_gym.parsing import render_tool_calls
+from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
+from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
+from orchestra_gym.users import STOP, TRANSFER, ScriptedUser
+
+__all__ = ["FunctionCallingEnv", "ToolScaleEnv", "CLOSING_LINE"]
+
+CLOSING_LINE = "Your request has been completed. Is there anything else I can help you with?"
+
+
+def _canonical(call: ToolCall) -> str:
+    return json.dumps([call.name, call.arguments], sort_keys=True, ensure_ascii=False, default=str)
+
+
+class FunctionCallingEnv(OrchestraEnv):
+    """Base of the tau2 and ToolScale environments (see `ToolScaleEnv` for the full docstring).
+
+    Subclasses implement `_sample_task` and `_new_backend(task) -> DomainBackend`.
+
+    Arguments (besides `OrchestraEnv`'s):
+        experts: the expert pool: `SimulatedModel`s (offline) or chat models with a
+            ``complete(messages, tools=...)`` method (``name`` attribute = the anonymised id).
+            Default: `orchestra_gym.tools.simulated.DEFAULT_EXPERTS`.
+        expert_tool: expose ``call_expert`` (True, the paper's setting).
+    """
+
+    def __init__(self, experts: "list[Any] | None" = None, expert_tool: bool = True, **kwargs: Any):
+        super().__init__(**kwargs)
+        pool = list(DEFAULT_EXPERTS if experts is None else experts)
+        names = [getattr(e, "name", None) for e in pool]
+        if any(not isinstance(n, str) for n in names) or len(set(names)) != len(names):
+            raise ValueError(f"experts need unique string .name attributes, got {names}")
+        self.experts = {e.name: e for e in pool}
+        self.expert_tool = bool(expert_tool) and bool(self.experts)
+        self.backend: DomainBackend | None = None
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _new_backend(self, task: Task) -> DomainBackend:
+        raise NotImplementedError
+
+    def _user_for(self, task: Task, options: dict[str, Any]) -> Any:
+        user = options.get("user", "scripted")
+        if user not in (None, "scripted"):
+            raise ValueError(f"options['user']={user!r}: this environment has only the 'scripted' user")
+        return ScriptedUser(task.user_scenario)
+
+    # ------------------------------------------------------------------ episode
+    def _start_episode(self, task: Task, options: dict[str, Any]) -> list[Message]:
+        self.backend = self._new_backend(task)
+        self.user = self._user_for(task, options)
+        self._golden_done = 0
+        self._seed_mix = (task.id, int(self.np_random.integers(0, 2**31 - 1)))
+        specs = list(self.backend.tools)
+        if self.expert_tool:
+            specs.append(self._expert_spec())
+        subset = options.get("tools")
+        if subset is not None:
+            self._check_tool_subset(subset)
+            known = {s.name for s in specs}
+            bad = [n for n in subset if n not in known]
+            if bad:
+                raise ValueError(f"options['tools'] names unknown tool(s) {bad}; known tools: {sorted(known)}")
+            specs = [s for s in specs if s.name in set(subset)]
+        self.tool_specs = specs
+        return [Message("system", self._system_prompt()), Message("user", self.user.opening())]
+
+    def _tool_specs(self) -> list[ToolSpec]:
+        return self.tool_specs
+
+    def _preference_tools(self) -> list[str]:
+        return list(self.experts)
+
+    def _expert_spec(self) -> ToolSpec:
+        table = "\n".join(
+            e.describe(self.pricing) if isinstance(e, SimulatedModel) else f"{e.name}: {getattr(e, 'description', 'chat model')}"
+            for e in self.experts.values()
+        )
+        return ToolSpec(
+            name="call_expert",
+            description=(
+                "Ask an expert model to choose and carry out the next action (a tool call or a message to the "
+                "user) for this conversation. Its tokens are charged at its price.\n" + table
+            ),
+            parameters={
+                "type": "object",
+                "properties": {"expert": {"type": "string", "enum": list(self.experts), "description": "which expert"}},
+                "required": ["expert"],
+            },
+            kind="model",
+        )
+
+    def _system_prompt(self) -> str:
+        tools = json.dumps([s.to_openai() for s in self.tool_specs], ensure_ascii=False, indent=1)
+        return (
+            "You are a customer service agent. Follow the policy below, use the tools to act on the "
+            "database, and talk to the user with messages. When the user's request is done, tell them "
+            "the outcome and ask whether there is anything else.\n\n"
+            f"# Policy\n{self.backend.policy}\n\n# Tools\n{tools}\n\n# Output format\n{FORMAT_HELP}"
+        )
+
+    # ------------------------------------------------------------------ turns
+    def _execute(self, call: ToolCall) -> tuple[ToolResult, list[Message]]:
+        if call.name == "call_expert" and self.expert_tool:
+            return self._call_expert(call)
+        return self._domain_call(call), []
+
+    def _domain_call(self, call: ToolCall) -> ToolResult:
+        result = self.backend.call_tool(call.name, call.arguments)
+        if not result.error:
+            golden = self.task.golden_actions
+            if self._golden_done < len(golden) and _canonical(golden[self._golden_done]) == _canonical(call):
+                self._golden_done += 1
+        if call.name == "transfer_to_human_agents" and not result.error:
+            self._end("transfer")
+        return result
+
+    def _user_turn(self, text: str) -> list[Message]:
+        reply = self.user.reply(text)
+        if reply.stop:
+            self._end("user_stop" if TRANSFER not in reply.text else "user_transfer")
+        return [Message("user", reply.text)]
+
+    # ------------------------------------------------------------------ experts
+    def golden_next_action(self) -> ToolCall | str:
+        """The right next action now: the next golden tool call, or the closing message."""
+        golden = self.task.golden_actions
+        if self._golden_done < len(golden):
+            return golden[self._golden_done]
+        info = " ".join(self.task.communicate_info)
+        return (info + " " if info else "") + CLOSING_LINE
+
+    def _wrong_action(self, right: "ToolCall | str", rng: np.random.Generator) -> "ToolCall | str":
+        if isinstance(right, ToolCall):
+            wrong = getattr(self.backend, "plausible_wrong_action", None) or getattr(self, "_plausible_wrong", None)
+            if wrong is not None:
+                return wrong(right, rng)
+            return ToolCall(right.name, {k: f"{v}-x" if isinstance(v, str) else v for k, v in right.arguments.items()})
+        # a premature or empty closing message: the user hears nothing useful
+        return CLOSING_LINE
+
+    def _call_expert(self, call: ToolCall) -> tuple[ToolResult, list[Message]]:
+        name = call.arguments.get("expert")
+        if name not in self.experts:
+            return ToolResult(
+                f"Error: call_expert needs 'expert' to be one of {list(self.experts)}, got {name!r}", error=True
+            ), []
+        self._count(f"{name}")
+        expert = self.experts[name]
+        if isinstance(expert, SimulatedModel):
+            reply = expert.respond(
+                render_transcript(self.messages),
+                self.golden_next_action(),
+                lambda rng: self._wrong_action(self.golden_next_action(), rng),
+                category=self.task.category,
+                difficulty=self.task.difficulty,
+                seed=(self._seed_mix, self.turn),
+                schedule=self.pricing,
+            )
+            proposal, usage = reply.value, reply.usage
+        else:
+            proposal, usage, err = self._real_expert(expert)
+            if err is not None:
+                return ToolResult(f"Error: expert {name} failed: {err}", error=True, usage=usage), []
+        return self._carry_out(name, proposal, usage)
+
+    def _real_expert(self, expert: Any) -> tuple["ToolCall | str", Usage, str | None]:
+        domain_specs = [s for s in self.tool_specs if s.name != "call_expert"]
+        msgs = [Message("system", self._system_prompt())] + [m for m in self.messages if m.role != "system"]
+        resp = expert.complete(msgs, tools=domain_specs)
+        usage = getattr(resp, "usage", Usage())
+        if getattr(resp, "error", None):
+            return "", usage, str(resp.error)
+        msg: Message = resp.message
+        if msg.tool_calls:
+            return msg.tool_calls[0], usage, None
+        return msg.content or "", usage, None
+
+    def _carry_out(self, name: str, proposal: "ToolCall | str", usage: Usage) -> tuple[ToolResult, list[Message]]:
+        if isinstance(proposal, ToolCall):
+            self._count(proposal.name)
+            self.trajectory.append(proposal)
+            inner = self._domain_call(proposal)
+            text = f"{name} called {render_tool_calls([proposal])}\nResult:\n{inner.content}"
+            return ToolResult(text, error=inner.error, usage=usage + inner.usage, metadata={"expert_action": proposal.to_dict()}), []
+        self.agent_messages.append(proposal)
+        extra = self._user_turn(proposal)
+        text = f"{name} sent the user this message:\n{proposal}"
+        return ToolResult(text, usage=usage, metadata={"expert_message": proposal}), extra
+
+    def _grade(self) -> tuple[float, dict[str, Any]]:
+        domain_calls = [c for c in self.trajectory if c.name != "call_expert"]
+        return self.backend.grade(list(self.agent_messages), domain_calls)
+
+    def oracle_action(self) -> "str":
+        """The golden next action as model text (for the oracle agent and tests)."""
+        nxt = self.golden_next_action()
+        if isinstance(nxt, ToolCall):
+            return render_tool_calls([nxt])
+        return f"<message>{nxt}</message>"
+
+
+_TASK_ID = re.compile(r"^(?P<domain>[a-z_\-]+)-(?P<seed>\d+)$")
+
+
+class ToolScaleEnv(FunctionCallingEnv):
+    """ToolScale-synthetic: procedurally generated multi-domain customer-service tasks, offline.
+
+    ## Description
+    The paper's ToolScale data (ToolOrchestra Sec. 3.3) made procedural: each task is drawn from
+    a seed by `orchestra_gym.domains.synthetic` (a domain database, tools with business rules, a
+    policy document, golden actions, information to communicate and a user scenario). The
+    orchestrator serves a scripted user with the domain tools and may delegate turns to priced,
+    fallible simulated experts through ``call_expert``.
+
+    ## Action Space
+    ``TextSpace``: the model's text (``<think>``, ``<tool_call>`` JSON blocks, or ``<message>``);
+    structured actions (dicts) are accepted too (see `orchestra_gym.parsing`).
+
+    ## Observation Space
+    ``TextSpace``: the transcript so far (system prompt with policy and tool schemas, user,
+    assistant and tool messages); ``info["new_messages"]`` has this step's messages as dicts.
+
+    ## Rewards
+    The outcome at termination (1.0 if all three checks pass, else 0.0); 0 before.
+    The preference reward over a group of rollouts: `orchestra_gym.rewards`.
+
+    ## Starting State
+    A task drawn with the env's seeded RNG (or ``options["task_id"]`` = ``"<domain>-<seed>"``).
+
+    ## Episode End
+    Terminated when the user stops (the agent said the job is done), the agent transfers to a
+    human, or the user has nothing more to say; truncated at ``max_turns`` or ``max_errors``.
+
+    ## Arguments
+    ``domains``: restrict to these synthetic domains (default all); ``experts``; ``max_turns``
+    (default 30, the released code's limit); ``max_errors``; ``preference``; ``pricing``.
+
+    ## Info
+    See `OrchestraEnv` (usage per step and per episode in tokens, USD, seconds; tool-call counts;
+    parse errors); ``reward_breakdown`` has ``execution_correctness``, ``process_fidelity``,
+    ``operation_completeness``. ``tools`` (reset only): the tools as OpenAI schemas.
+
+    ## Tools
+    Domain tools cost nothing. ``call_expert(expert)``: a simulated expert (expert-1: gpt-5 price,
+    expert-2: Qwen3-32B price, expert-3: Qwen3-8B price; accuracies and latency models in
+    `orchestra_gym.tools.simulated`); its proposal is executed as the turn's action.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    def __init__(self, domains: "list[str] | None" = None, max_turns: int = 30, **kwargs: Any):
+        super().__init__(max_turns=max_turns, **kwargs)
+        from orchestra_gym.domains import synthetic
+
+        self._synthetic = synthetic
+        known = list(synthetic.DOMAIN_NAMES)
+        if domains is not None:
+            bad = [d for d in domains if d not in known]
+            if bad:
+                raise ValueError(f"unknown ToolScale domain(s) {bad}; known: {known}")
+        self.domains = list(domains) if domains is not None else known
+        self.instance = None
+
+    def _sample_task(self, task_id: Any | None) -> Task:
+        if task_id is None:
+            seed = int(self.np_random.integers(0, 2**31 - 1))
+            domain = self.domains[int(self.np_random.integers(0, len(self.domains)))]
+        elif isinstance(task_id, (int, np.integer)):
+            seed, domain = int(task_id), None
+        else:
+            m = _TASK_ID.match(str(task_id))
+            if not m:
+                raise ValueError(
+                    f"options['task_id']={task_id!r}: expected '<domain>-<seed>' (e.g. 'railway-12') or an int seed; "
+                    f"domains: {list(self._synthetic.DOMAIN_NAMES)}"
+                )
+            seed, domain = int(m["seed"]), m["domain"]
+            if domain not in self._synthetic.DOMAIN_NAMES:
+                raise ValueError(f"options['task_id']={task_id!r}: unknown domain {domain!r}; known: {list(self._synthetic.DOMAIN_NAMES)}")
+        self.instance = self._synthetic.make_instance(seed, domain)
+        return self.instance.task
+
+    def _new_backend(self, task: Task) -> DomainBackend:
+        return self.instance.new_backend()
+
+    def _plausible_wrong(self, call: ToolCall, rng: np.random.Generator) -> ToolCall:
+        return self.instance.plausible_wrong_action(call, rng)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = super().reset(seed=seed, options=options)
+        info["tools"] = [s.to_openai() for s in self.tool_specs]
+        info["task_id"] = self.task.id
+        return obs, info

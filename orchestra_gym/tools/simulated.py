@@ -1,0 +1,167 @@
+"""Simulated models for the offline default: priced, slow and fallible like real ones, but free.
+
+**This is a simulator, not a model.** A `SimulatedModel` never reads the request's meaning: given
+the right answer (the golden next action, or the gold answer of a QA task) it returns it with
+probability ``accuracy[category][difficulty]`` and otherwise a plausible wrong one supplied by the
+caller. Its usage follows simple models:
+
+* tokens: ``prompt_tokens = ceil(len(request_text) / chars_per_token)`` (default 4 characters per
+  token, the usual English average for BPE tokenizers); ``completion_tokens`` drawn uniformly from
+  ``completion_tokens`` (a (low, high) range) and rounded.
+* latency (logical seconds): ``ttft_s + prompt_tokens / prefill_tok_s + completion_tokens / decode_tok_s``.
+* cost (USD): `orchestra_gym.pricing.cost_usd` of its ``model_id`` under the episode's schedule.
+
+Every draw comes from a NumPy generator seeded with a SHA-256 of (episode seed, model name,
+request text), so the same seed and the same request give the same reply, usage and latency in
+any process (DESIGN.md Sec. 4: a logical clock keeps ``check_env`` determinism).
+
+The default expert pool mirrors the paper's price ladder (ToolOrchestra Sec. 4 / App. D): a strong
+expensive model, a mid-priced open model and a cheap small model. The accuracy tables below are
+our assumptions for the simulator (the paper gives no per-category accuracies for its experts); they
+are chosen so that cost and accuracy trade off, which is what an orchestrator must learn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.types import Usage
+
+__all__ = ["SimulatedModel", "SimulatedReply", "DEFAULT_EXPERTS", "DIFFICULTIES", "request_rng"]
+
+T = TypeVar("T")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def request_rng(*parts: Any) -> np.random.Generator:
+    """A NumPy generator seeded by SHA-256 of the parts' reprs (stable across processes)."""
+    h = hashlib.sha256("\x1f".join(repr(p) for p in parts).encode("utf-8")).digest()
+    return np.random.default_rng(int.from_bytes(h[:16], "little"))
+
+
+@dataclass
+class SimulatedReply:
+    """What a simulated model returned.
+
+    Attributes:
+        value: the right answer or the wrong one (whatever the caller passed in).
+        correct: whether ``value`` is the right one.
+        usage: tokens, USD and logical seconds of the call.
+    """
+
+    value: Any
+    correct: bool
+    usage: Usage
+
+
+@dataclass
+class SimulatedModel:
+    """A priced, fallible stand-in for an expert model (see the module docstring for the numbers).
+
+    Attributes:
+        name: anonymised id the policy sees (e.g. ``"expert-1"``).
+        model_id: priced model id in `orchestra_gym.pricing` (e.g. ``"gpt-5"``).
+        accuracy: category -> difficulty -> probability of the right answer; the key ``"default"``
+            serves categories not listed; difficulties not listed use ``"medium"``.
+        ttft_s: time to first token (s).
+        prefill_tok_s: prompt tokens processed per second.
+        decode_tok_s: completion tokens generated per second.
+        completion_tokens: (low, high) range of completion tokens per call.
+        chars_per_token: characters per prompt token.
+    """
+
+    name: str
+    model_id: str
+    accuracy: dict[str, dict[str, float]] = field(default_factory=lambda: {"default": {"easy": 0.9, "medium": 0.8, "hard": 0.6}})
+    ttft_s: float = 0.5
+    prefill_tok_s: float = 5000.0
+    decode_tok_s: float = 60.0
+    completion_tokens: tuple[int, int] = (150, 600)
+    chars_per_token: float = 4.0
+
+    def p_correct(self, category: str, difficulty: str) -> float:
+        """Probability of the right answer for a task of this category and difficulty."""
+        table = self.accuracy.get(category, self.accuracy.get("default", {}))
+        p = table.get(difficulty, table.get("medium", 0.0))
+        return float(min(max(p, 0.0), 1.0))
+
+    def usage(self, request_text: str, rng: np.random.Generator, schedule: Any = None) -> Usage:
+        """Tokens, cost (USD) and logical latency (s) of one call on `request_text`."""
+        prompt = float(math.ceil(len(request_text) / self.chars_per_token))
+        lo, hi = self.completion_tokens
+        completion = float(int(rng.integers(lo, hi + 1)))
+        latency = self.ttft_s + prompt / self.prefill_tok_s + completion / self.decode_tok_s
+        cost = pricing_mod.cost_usd(self.model_id, prompt, completion, schedule)
+        return Usage(prompt, completion, cost, latency)
+
+    def respond(
+        self,
+        request_text: str,
+        right: T,
+        wrong: Callable[[np.random.Generator], T],
+        *,
+        category: str = "default",
+        difficulty: str = "medium",
+        seed: Any = 0,
+        schedule: Any = None,
+    ) -> SimulatedReply:
+        """Answer a request: `right` with probability `p_correct`, else ``wrong(rng)``.
+
+        Args:
+            request_text: the full request (conversation) text; it drives the token count and,
+                with `seed`, the random draws.
+            right: the right answer (golden next action, gold answer, ...).
+            wrong: makes a plausible wrong answer from a generator.
+            category, difficulty: select the accuracy.
+            seed: the episode's seed (or any hashable mixing value).
+            schedule: pricing schedule for the cost.
+
+        Raises:
+            KeyError: `model_id` has no price in the schedule.
+        """
+        rng = request_rng(seed, self.name, self.model_id, request_text)
+        correct = bool(rng.random() < self.p_correct(category, difficulty))
+        value = right if correct else wrong(rng)
+        return SimulatedReply(value=value, correct=correct, usage=self.usage(request_text, rng, schedule))
+
+    def describe(self, schedule: Any = None) -> str:
+        """One line for a tool description: price (USD per 1M tokens) and typical latency (s)."""
+        p = pricing_mod.get_schedule(schedule).price(self.model_id)
+        lo, hi = self.completion_tokens
+        typical = self.ttft_s + (lo + hi) / 2 / self.decode_tok_s
+        return f"{self.name}: ${p.input_per_m:g}/1M input tokens, ${p.output_per_m:g}/1M output tokens, about {typical:.0f} s per call"
+
+
+# The offline expert pool for function-calling envs (paper App. D price ladder; accuracies assumed).
+DEFAULT_EXPERTS: tuple[SimulatedModel, ...] = (
+    SimulatedModel(
+        "expert-1",
+        "gpt-5",
+        accuracy={"default": {"easy": 0.98, "medium": 0.95, "hard": 0.9}},
+        ttft_s=2.0,
+        decode_tok_s=50.0,
+        completion_tokens=(400, 1200),
+    ),
+    SimulatedModel(
+        "expert-2",
+        "Qwen/Qwen3-32B",
+        accuracy={"default": {"easy": 0.9, "medium": 0.75, "hard": 0.55}},
+        ttft_s=0.6,
+        decode_tok_s=80.0,
+        completion_tokens=(200, 600),
+    ),
+    SimulatedModel(
+        "expert-3",
+        "Qwen/Qwen3-8B",
+        accuracy={"default": {"easy": 0.75, "medium": 0.55, "hard": 0.3}},
+        ttft_s=0.3,
+        decode_tok_s=150.0,
+        completion_tokens=(100, 400),
+    ),
+)

@@ -1,0 +1,53 @@
+"""Simulated experts: deterministic under a seed, accuracy as configured, usage from the models."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from orchestra_gym import pricing
+from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
+
+
+def _model():
+    return SimulatedModel(
+        "m", "gpt-5", accuracy={"default": {"easy": 1.0, "medium": 0.7, "hard": 0.0}},
+        ttft_s=1.0, prefill_tok_s=1000.0, decode_tok_s=100.0, completion_tokens=(100, 100),
+    )
+
+
+def test_usage_follows_the_latency_and_price_models():
+    r = _model().respond("x" * 400, "right", lambda rng: "wrong", difficulty="easy")
+    assert r.value == "right" and r.correct
+    assert r.usage.prompt_tokens == 100.0 and r.usage.completion_tokens == 100.0
+    assert r.usage.latency_s == pytest.approx(1.0 + 100 / 1000 + 100 / 100)
+    assert r.usage.cost_usd == pytest.approx(pricing.cost_usd("gpt-5", 100, 100))
+
+
+def test_accuracy_table_is_respected():
+    m = _model()
+    hard = [m.respond(f"q{i}", 1, lambda rng: 0, difficulty="hard").value for i in range(200)]
+    assert sum(hard) == 0
+    med = [m.respond(f"q{i}", 1, lambda rng: 0, difficulty="medium").value for i in range(2000)]
+    assert abs(np.mean(med) - 0.7) < 0.04
+
+
+def test_same_seed_same_reply_across_processes():
+    code = (
+        "from orchestra_gym.tools.simulated import DEFAULT_EXPERTS as E;"
+        "r=E[1].respond('hello world', 'R', lambda g: 'W', seed=(7,'t')); print(r.value, r.usage)"
+    )
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in range(2)}
+    here = DEFAULT_EXPERTS[1].respond("hello world", "R", lambda g: "W", seed=(7, "t"))
+    assert outs == {f"{here.value} {here.usage}\n"}
+
+
+def test_default_pool_trades_cost_for_accuracy():
+    cost = [pricing.PAPER.price(e.model_id).output_per_m for e in DEFAULT_EXPERTS]
+    acc = [e.p_correct("any", "medium") for e in DEFAULT_EXPERTS]
+    assert cost == sorted(cost, reverse=True)
+    assert acc == sorted(acc, reverse=True)
+    assert "expert-1: $1.25/1M input tokens" in DEFAULT_EXPERTS[0].describe()
+    assert math.isfinite(DEFAULT_EXPERTS[2].usage("abc", np.random.default_rng(0)).latency_s)
