@@ -139,9 +139,28 @@ def format_table(summary: dict[str, Any], env_id: str, agent: str) -> str:
         f"{env_id:<30} {agent:<10} {summary['episodes']:>8d} {summary['success_rate']:>8.3f} "
         f"{f'[{lo:.2f}, {hi:.2f}]':>15} {summary['mean_cost_usd']:>10.5f} {summary['mean_latency_s']:>10.2f}"
     )
-    total = sum(summary["tool_calls"].values()) or 1.0
-    mix = ", ".join(f"{k} {v:.2f} ({100 * v / total:.0f}%)" for k, v in summary["tool_calls"].items())
-    return f"{head}\n{row}\ntool calls per episode: {mix or 'none'}\nend reasons: {summary['end_reasons']}"
+    return f"{head}\n{row}\ntool calls per episode: {format_mix(summary['tool_calls'])}\nend reasons: {summary['end_reasons']}"
+
+
+def format_mix(tool_calls: dict[str, float], top: int = 6) -> str:
+    """The tool-call mix in one line: the `top` most called tools, the rest summed as ``other``.
+
+    Model tools (``call_expert`` and each expert/model id) are always listed."""
+    if not tool_calls:
+        return "none"
+    total = sum(tool_calls.values()) or 1.0
+    ranked = sorted(tool_calls.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = [kv for kv in ranked if kv[0] == "call_expert" or "-" in kv[0] and kv[0].rsplit("-", 1)[-1].isdigit()]
+    for kv in ranked:
+        if len(shown) >= top:
+            break
+        if kv not in shown:
+            shown.append(kv)
+    rest = sum(v for k, v in tool_calls.items() if k not in dict(shown))
+    parts = [f"{k} {v:.2f} ({100 * v / total:.0f}%)" for k, v in shown]
+    if rest:
+        parts.append(f"other {rest:.2f} ({100 * rest / total:.0f}%)")
+    return ", ".join(parts)
 
 
 def _eval(args: argparse.Namespace) -> int:

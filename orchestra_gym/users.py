@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScriptedUser", "UserReply", "STOP", "TRANSFER", "OUT_OF_SCOPE", "scenario_fields"]
+__all__ = ["ScriptedUser", "LLMUser", "UserReply", "STOP", "TRANSFER", "OUT_OF_SCOPE", "scenario_fields"]
 
 STOP = "###STOP###"
 TRANSFER = "###TRANSFER###"
@@ -91,3 +91,63 @@ class ScriptedUser:
         if self._idle >= self.max_repeats:
             return UserReply(f"Okay, thanks. {STOP}", stop=True)
         return UserReply("Okay. Please continue.")
+
+
+class LLMUser:
+    """A user played by a chat model, as tau2-bench's user simulator does.
+
+    The model gets tau2's simulation guidelines (from the tau2 data directory:
+    ``user_simulator/simulation_guidelines.md``) and the task's user scenario as its system
+    prompt, sees the agent's messages as ``user`` turns and its own earlier replies as
+    ``assistant`` turns (roles flipped, as in tau2), and ends the conversation by writing one of
+    the stop tokens (``###STOP###``, ``###TRANSFER###``, ``###OUT-OF-SCOPE###``).
+
+    Args:
+        chat_model: any object with ``complete(messages, **sampling) -> ChatResponse``
+            (`orchestra_gym.tools.llm.OpenAIChatModel`, a cached model, ...).
+        user_scenario: the task's user scenario (tau2 schema).
+        guidelines: the simulation guidelines text.
+        sampling: sampling arguments for every call (e.g. ``temperature=0.0``).
+
+    A failed model call ends the conversation (``stop=True``) with the error in the reply text and
+    in ``self.errors``; it never raises.
+    """
+
+    name = "llm"
+    FIRST_AGENT_MESSAGE = "Hi! How can I help you today?"
+
+    def __init__(self, chat_model: Any, user_scenario: dict[str, Any], guidelines: str, **sampling: Any):
+        from orchestra_gym.types import Message
+
+        self.model = chat_model
+        self.sampling = sampling
+        self.errors: list[str] = []
+        instr = user_scenario.get("instructions", user_scenario) if isinstance(user_scenario, dict) else user_scenario
+        if isinstance(instr, dict):
+            scenario = "\n".join(f"{k}: {v}" for k, v in instr.items() if v)
+        else:
+            scenario = str(instr)
+        persona = user_scenario.get("persona") if isinstance(user_scenario, dict) else None
+        system = f"{guidelines.strip()}\n\n<scenario>\n{scenario}\n" + (f"persona: {persona}\n" if persona else "") + "</scenario>"
+        self.history = [Message("system", system)]
+        self.name = f"llm:{getattr(chat_model, 'model', type(chat_model).__name__)}"
+
+    def _ask(self, agent_text: str) -> UserReply:
+        from orchestra_gym.types import Message
+
+        self.history.append(Message("user", agent_text))
+        resp = self.model.complete(self.history, **self.sampling)
+        if getattr(resp, "error", None):
+            self.errors.append(str(resp.error))
+            return UserReply(f"(the user simulator failed: {resp.error}) {STOP}", stop=True)
+        text = resp.message.content or ""
+        self.history.append(Message("assistant", text))
+        return UserReply(text, stop=any(t in text for t in (STOP, TRANSFER, OUT_OF_SCOPE)))
+
+    def opening(self) -> str:
+        """The user's first message, in reply to tau2's fixed agent greeting."""
+        return self._ask(self.FIRST_AGENT_MESSAGE).text
+
+    def reply(self, agent_text: str) -> UserReply:
+        """The user's reply to one agent message."""
+        return self._ask(agent_text)

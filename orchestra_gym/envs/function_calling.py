@@ -23,9 +23,64 @@ from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 from orchestra_gym.users import STOP, TRANSFER, ScriptedUser
 
-__all__ = ["FunctionCallingEnv", "ToolScaleEnv", "CLOSING_LINE"]
+__all__ = ["FunctionCallingEnv", "ToolScaleEnv", "ModelExpert", "CLOSING_LINE"]
 
 CLOSING_LINE = "Your request has been completed. Is there anything else I can help you with?"
+
+
+class ModelExpert:
+    """A real chat model serving as an expert under an anonymised id (``expert-1`` ...).
+
+    Args:
+        name: the id the policy sees.
+        model: a chat model (`orchestra_gym.tools.llm.OpenAIChatModel`, possibly wrapped in
+            `orchestra_gym.tools.cache.CachedChatModel`).
+        model_id: the priced model id behind `name` (for the price table in the tool description).
+    """
+
+    def __init__(self, name: str, model: Any, model_id: str):
+        self.name, self.model, self.model_id = name, model, model_id
+
+    def complete(self, messages: list[Message], tools: "list[ToolSpec] | None" = None, **sampling: Any) -> Any:
+        return self.model.complete(messages, tools, **sampling)
+
+    def describe(self, schedule: Any = None) -> str:
+        """One line with the price in USD per 1M tokens (from the models file or the schedule)."""
+        from orchestra_gym import pricing as pricing_mod
+
+        try:
+            p = pricing_mod.get_schedule(schedule).price(self.model_id)
+        except KeyError:
+            return f"{self.name}: price unknown"
+        return f"{self.name}: ${p.input_per_m:g}/1M input tokens, ${p.output_per_m:g}/1M output tokens"
+
+
+def experts_from_models_file(
+    models: Any, names: "list[str] | tuple[str, ...]" = ("expert-1", "expert-2", "expert-3"), cache: Any = None,
+    cache_mode: str = "record-missing",
+) -> tuple[list[ModelExpert], Any]:
+    """Build real experts from a models file (path or `ModelsConfig`).
+
+    Returns the experts and the pricing schedule with the file's prices (USD per 1M tokens).
+    With `cache` (a path or `CallCache`) every expert call goes through the record/replay cache.
+
+    Raises:
+        orchestra_gym.tools.models.ModelsFileError / KeyError: bad file or unknown id.
+    """
+    from orchestra_gym.tools.cache import CachedChatModel, CallCache
+    from orchestra_gym.tools.models import ModelsConfig, load_models
+
+    cfg = models if isinstance(models, ModelsConfig) else load_models(models)
+    schedule = cfg.pricing_schedule()
+    if cache is not None and not isinstance(cache, CallCache):
+        cache = CallCache(cache, mode=cache_mode)
+    experts = []
+    for n in names:
+        m = cfg.chat_model(n, pricing=schedule)
+        if cache is not None:
+            m = CachedChatModel(m, cache)
+        experts.append(ModelExpert(n, m, cfg.resolve(n).id))
+    return experts, schedule
 
 
 def _canonical(call: ToolCall) -> str:
@@ -42,10 +97,36 @@ class FunctionCallingEnv(OrchestraEnv):
             ``complete(messages, tools=...)`` method (``name`` attribute = the anonymised id).
             Default: `orchestra_gym.tools.simulated.DEFAULT_EXPERTS`.
         expert_tool: expose ``call_expert`` (True, the paper's setting).
+        models: a models file (path or `ModelsConfig`): the experts become the real chat models
+            behind ``expert-1..3`` (the file's aliases) and the file's prices join the schedule.
+        cache: with `models`, a record/replay cache (SQLite path or `CallCache`) for expert calls;
+            cache_mode: its mode (``off``, ``record``, ``replay``, ``record-missing``).
+        system_prompt: ``"full"`` (policy document + every tool's JSON schema, the paper's
+            prompt) or ``"compact"`` (one line per tool and the expert price table, no policy:
+            for small policies and fast CPU training).
     """
 
-    def __init__(self, experts: "list[Any] | None" = None, expert_tool: bool = True, **kwargs: Any):
+    def __init__(
+        self,
+        experts: "list[Any] | None" = None,
+        expert_tool: bool = True,
+        system_prompt: str = "full",
+        models: Any = None,
+        cache: Any = None,
+        cache_mode: str = "record-missing",
+        **kwargs: Any,
+    ):
+        if models is not None:
+            if experts is not None:
+                raise ValueError("pass either experts= or models=, not both")
+            experts, schedule = experts_from_models_file(models, cache=cache, cache_mode=cache_mode)
+            kwargs.setdefault("pricing", schedule)
+        elif cache is not None:
+            raise ValueError("cache= needs models= (simulated experts are free and deterministic; nothing to cache)")
         super().__init__(**kwargs)
+        if system_prompt not in ("full", "compact"):
+            raise ValueError(f"system_prompt must be 'full' or 'compact', got {system_prompt!r}")
+        self.system_prompt_mode = system_prompt
         pool = list(DEFAULT_EXPERTS if experts is None else experts)
         names = [getattr(e, "name", None) for e in pool]
         if any(not isinstance(n, str) for n in names) or len(set(names)) != len(names):
@@ -92,8 +173,7 @@ class FunctionCallingEnv(OrchestraEnv):
 
     def _expert_spec(self) -> ToolSpec:
         table = "\n".join(
-            e.describe(self.pricing) if isinstance(e, SimulatedModel) else f"{e.name}: {getattr(e, 'description', 'chat model')}"
-            for e in self.experts.values()
+            e.describe(self.pricing) if hasattr(e, "describe") else f"{e.name}: chat model" for e in self.experts.values()
         )
         return ToolSpec(
             name="call_expert",
@@ -110,6 +190,10 @@ class FunctionCallingEnv(OrchestraEnv):
         )
 
     def _system_prompt(self) -> str:
+        if self.system_prompt_mode == "compact":
+            lines = [f"- {s.name}: {s.description.splitlines()[0]}" for s in self.tool_specs]
+            experts = [e.describe(self.pricing) for e in self.experts.values() if hasattr(e, "describe")]
+            return "Serve the user with these tools.\n" + "\n".join(lines + experts) + f"\n{FORMAT_HELP}"
         tools = json.dumps([s.to_openai() for s in self.tool_specs], ensure_ascii=False, indent=1)
         return (
             "You are a customer service agent. Follow the policy below, use the tools to act on the "

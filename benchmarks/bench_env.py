@@ -1,0 +1,89 @@
+"""Environment step overhead: steps per second for every registered env id with the oracle agent.
+
+No model runs here: the oracle plays golden actions, so the number is the cost of the environment
+itself (parsing, tools over the domain database, the user simulator, accounting, grading).
+
+Usage: python benchmarks/bench_env.py [--episodes N] [--envs ID ...] [--no-record]
+Appends a section to benchmarks/RESULTS.md with the command, the machine and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+
+import orchestra_gym
+from orchestra_gym.agents import OracleAgent
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def bench(env_id: str, episodes: int, seed: int = 0) -> dict:
+    env = gym.make(env_id)
+    agent = OracleAgent()
+    steps = resets = 0
+    t_reset = t_step = 0.0
+    solved = 0
+    for i in range(episodes):
+        t0 = time.perf_counter()
+        obs, info = env.reset(seed=seed + i)
+        t_reset += time.perf_counter() - t0
+        resets += 1
+        agent.reset(env, obs, info)
+        done = False
+        while not done:
+            action = agent.act(obs, info)
+            t0 = time.perf_counter()
+            obs, r, term, trunc, info = env.step(action)
+            t_step += time.perf_counter() - t0
+            steps += 1
+            done = term or trunc
+        solved += bool(info["solved"])
+    env.close()
+    return {
+        "env": env_id,
+        "episodes": episodes,
+        "steps": steps,
+        "steps_per_s": steps / t_step,
+        "reset_ms": 1000 * t_reset / resets,
+        "step_ms": 1000 * t_step / steps,
+        "success": solved / episodes,
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--episodes", type=int, default=200)
+    p.add_argument("--envs", nargs="*", default=None, help="env ids (default: every id that runs offline without data)")
+    p.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    args = p.parse_args(argv)
+    ids = args.envs or [i for i in orchestra_gym.ENV_IDS if i in OFFLINE_IDS]
+    rows = [bench(i, args.episodes) for i in ids]
+    head = "| env | episodes | steps | steps/s | reset ms | step ms | oracle success |\n|---|---|---|---|---|---|---|"
+    lines = [
+        f"| {r['env']} | {r['episodes']} | {r['steps']} | {r['steps_per_s']:.0f} | {r['reset_ms']:.2f} | {r['step_ms']:.3f} | {r['success']:.3f} |"
+        for r in rows
+    ]
+    table = "\n".join([head, *lines])
+    print(table)
+    if not args.no_record:
+        cmd = "python benchmarks/bench_env.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
+        with open(RESULTS, "a", encoding="utf-8") as f:
+            f.write(f"\n## Env step overhead (oracle agent)\n\nCommand: `{cmd.strip()}`  \nMachine: {machine}  \n"
+                    f"Date: {datetime.date.today().isoformat()}\n\n{table}\n")
+    return 0
+
+
+# Ids that run with no data files and no keys (the others need --envs and their data).
+OFFLINE_IDS = {"ToolOrchestra-ToolScale-v0"}
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,14 @@
+"""tau2-bench domains (``mock``, ``retail``) reimplemented to behave like tau2-bench v0.2.0.
+
+- `Tau2Environment`: a domain's database and tools for one episode (replay API).
+- `evaluate`: tau2's reward rules (DB, COMMUNICATE, ENV_ASSERTION, ACTION, NL_ASSERTION).
+- `Tau2Backend`: the `orchestra_gym.domains.backend.DomainBackend` for function-calling envs.
+
+Importing this package reads no data; the database is parsed on the first environment.
+"""
+
+from orchestra_gym.domains.tau2.backend import Tau2Backend
+from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment
+from orchestra_gym.domains.tau2.evaluation import EvaluationResult, evaluate
+
+__all__ = ["Tau2Environment", "Tau2Backend", "evaluate", "EvaluationResult", "DOMAINS"]

@@ -1,0 +1,284 @@
+"""`Tau2Environment`: one tau2 domain's database and tools for one episode (the replay API).
+
+Source followed: tau2-bench v0.2.0 ``Environment`` (``get_response``, ``set_state``,
+``get_db_hash``), as recorded in ``tau2_reference/`` and described in its README.
+
+A fresh environment costs microseconds after the first one of a process: the database file is
+parsed once (`db.load_snapshot`), each environment is a copy-on-write view of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from orchestra_gym.domains.tau2 import data
+from orchestra_gym.domains.tau2.db import CowDB, Schema, deep_update, load_snapshot
+from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit
+from orchestra_gym.types import ToolResult, ToolSpec
+
+__all__ = ["Tau2Environment", "DOMAINS", "DomainSpec", "get_domain"]
+
+
+@dataclass(frozen=True)
+class DomainSpec:
+    """A tau2 domain: its toolkit class and the data model of its database tables."""
+
+    name: str
+    toolkit: type[Tau2Toolkit]
+    tables: dict[str, Schema]
+
+
+def _domains() -> dict[str, DomainSpec]:
+    from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
+    from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
+
+    return {
+        "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
+        "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
+    }
+
+
+DOMAINS: tuple[str, ...] = ("mock", "retail")
+_SPECS: dict[str, DomainSpec] = {}
+
+
+def get_domain(domain: str) -> DomainSpec:
+    """The `DomainSpec` of ``"mock"`` or ``"retail"``.
+
+    Raises:
+        ValueError: unknown domain (the message lists the known ones).
+    """
+    if not _SPECS:
+        _SPECS.update(_domains())
+    spec = _SPECS.get(domain)
+    if spec is None:
+        raise ValueError(f"unknown tau2 domain {domain!r}; known domains: {sorted(_SPECS)}")
+    return spec
+
+
+_KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "generic"}
+
+
+class Tau2Environment:
+    """A tau2 domain (``mock`` or ``retail``) with a fresh database, optionally at a task's initial state.
+
+    Args:
+        domain: ``"mock"`` or ``"retail"``.
+        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR`` or
+            ``<repo>/../shared/data/tau2``.
+        task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:
+            ``initialization_data`` (deep-merged into the database), then ``initialization_actions``
+            (toolkit functions run directly), then every tool call of ``message_history`` replayed
+            (its recorded result must match, else ValueError).
+
+    Raises:
+        ValueError: unknown domain or task id (with the known ones), or an initial state that
+            does not replay.
+        FileNotFoundError: the data folder or a file is missing.
+
+    Attributes:
+        domain, task_id, tools (the toolkit, whose ``db`` is a `CowDB`), policy (markdown str).
+    """
+
+    def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None):
+        self.spec = get_domain(domain)
+        self.domain = domain
+        self.data_dir = data.data_dir(data_dir)
+        snap = load_snapshot(data.db_path(domain, self.data_dir), self.spec.tables, cache_key=domain)
+        self.tools: Tau2Toolkit = self.spec.toolkit(CowDB(snap))
+        self.task_id = task_id
+        self.task: dict[str, Any] | None = None
+        if task_id is not None:
+            self.task = find_raw_task(domain, task_id, self.data_dir)
+            init = self.task.get("initial_state") or {}
+            self.set_state(init.get("initialization_data"), init.get("initialization_actions"),
+                           init.get("message_history") or [])
+
+    @classmethod
+    def from_task(cls, task: Any, domain: str | None = None,
+                  data_dir: str | os.PathLike[str] | None = None) -> "Tau2Environment":
+        """A fresh environment at the initial state of an `orchestra_gym.types.Task` (any source).
+
+        Same as ``Tau2Environment(domain, data_dir, task_id=task.id)`` for tasks from the data
+        folder, but uses ``task.initial_state`` directly, so it also works for tasks built in code.
+        """
+        env = cls(domain or task.domain, data_dir)
+        env.task_id = task.id
+        init = task.initial_state or {}
+        env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
+                      init.get("message_history") or [])
+        return env
+
+    # ------------------------------------------------------------------------------------------
+    @property
+    def db(self) -> CowDB:
+        return self.tools.db
+
+    @property
+    def policy(self) -> str:
+        return data.load_policy(self.domain, self.data_dir)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The agent tools as `ToolSpec` (OpenAI schema parts; kind ``read`` / ``write`` / ``generic``)."""
+        return [
+            ToolSpec(name=s["function"]["name"], description=s["function"]["description"],
+                     parameters=s["function"]["parameters"], kind=_KIND[self.tools.tool_type(s["function"]["name"])])
+            for s in self.tools.openai_schemas()
+        ]
+
+    def tool_type(self, name: str) -> str | None:
+        """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool."""
+        return self.tools.tool_type(name)
+
+    # ------------------------------------------------------------------------------------------
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> ToolResult:
+        """Run one tool call through tau2's path and return its content and error flag as tau2 renders them.
+
+        Args:
+            name: tool name.
+            arguments: keyword arguments passed to the tool unvalidated (v0.2.0 behaviour).
+            requestor: ``"assistant"`` or ``"user"`` (these domains have no user tools).
+
+        Returns:
+            `ToolResult` with ``content`` (str), ``error`` (bool), zero usage and
+            ``metadata={"tool_type": READ|WRITE|GENERIC|None}``. Never raises.
+        """
+        if arguments is None:
+            arguments = {}
+        if requestor == "user":
+            content, error = "Error: User tools not available", True
+        elif requestor != "assistant":
+            content, error = f"Error: Invalid requestor: {requestor}", True
+        else:
+            content, error = self.tools.invoke(name, arguments)
+        return ToolResult(content=content, error=error, metadata={"tool_type": self.tools.tool_type(name)})
+
+    def db_hash(self) -> str:
+        """tau2 v0.2.0 database hash: sha256 of ``json.dumps(db, sort_keys=True, default=str)``, hex."""
+        return self.db.hash()
+
+    def same_db(self, other: "Tau2Environment") -> bool:
+        """``self.db_hash() == other.db_hash()``, computed over the touched records only."""
+        return self.db.same_state(other.db)
+
+    def fork(self) -> "Tau2Environment":
+        """An independent copy of this environment (cost proportional to the records written)."""
+        new = object.__new__(Tau2Environment)
+        new.__dict__.update(self.__dict__)
+        new.tools = self.spec.toolkit(self.db.fork())
+        return new
+
+    # ------------------------------------------------------------------------------------------
+    def run_env_function(self, func_name: str, arguments: dict[str, Any], env_type: str = "assistant") -> Any:
+        """Call a toolkit function directly (initialisation actions, env assertions); exceptions propagate."""
+        if env_type == "user":
+            raise ValueError("User tools not available")
+        if env_type != "assistant":
+            raise ValueError(f"Invalid environment type: {env_type}")
+        func = getattr(self.tools, func_name, None)
+        if func is None or func_name.startswith("_") or not callable(func):
+            raise ValueError(f"Function {func_name} not found in {env_type} tools")
+        return func(**arguments)
+
+    def run_env_assertion(self, assertion: dict[str, Any]) -> bool:
+        """Evaluate a tau2 ``EnvAssertion`` dict (``func_name``, ``arguments``, ``assert_value`` = True).
+
+        Returns True when the function's result equals ``assert_value``.
+
+        Raises:
+            ValueError: the function does not return a bool.
+        """
+        res = self.run_env_function(assertion["func_name"], assertion.get("arguments") or {},
+                                    assertion.get("env_type", "assistant"))
+        if not isinstance(res, bool):
+            raise ValueError(f"Function {assertion['func_name']} returned {type(res)} instead of bool")
+        return res == assertion.get("assert_value", True)
+
+    def update_db(self, update: dict[str, Any]) -> None:
+        """Deep-merge ``update`` into the database and re-normalise touched records (tau2 ``update_db``)."""
+        snap = self.db.snapshot
+        for name, value in update.items():
+            if snap.is_table(name) and isinstance(value, dict):
+                schema = self.spec.tables.get(name)
+                for key, rec in value.items():
+                    cur = self.db.get(name, key)
+                    merged = deep_update(cur, rec) if isinstance(cur, dict) and isinstance(rec, dict) else rec
+                    self.db.put(name, key, schema.normalise(merged) if schema is not None else merged)
+            else:
+                self.db.set_scalar(name, value)
+
+    def set_state(
+        self,
+        initialization_data: dict[str, Any] | None,
+        initialization_actions: list[dict[str, Any]] | None,
+        message_history: list[dict[str, Any]],
+    ) -> None:
+        """Bring the database to a task's initial state (tau2 v0.2.0 ``Environment.set_state``).
+
+        Raises:
+            ValueError: a replayed history call returns other content than recorded, or the
+                history is malformed (a tool message without its call, mismatched ids).
+        """
+        if initialization_data:
+            agent_data = initialization_data.get("agent_data")
+            if agent_data:
+                self.update_db(agent_data)
+            if initialization_data.get("user_data"):
+                raise ValueError(f"domain {self.domain!r} has no user database, but initialization_data.user_data is set")
+        for action in initialization_actions or []:
+            self.run_env_function(action["func_name"], action.get("arguments") or {}, action.get("env_type", "assistant"))
+        for call, expected in _history_calls(message_history):
+            result = self.call_tool(call["name"], call.get("arguments") or {}, call.get("requestor", "assistant"))
+            if _loose_json(result.content) != _loose_json(expected.get("content") or ""):
+                raise ValueError(
+                    f"task {self.task_id!r}: replaying history call {call['name']}({call.get('arguments')}) "
+                    f"returned {result.content[:300]!r}, recorded {str(expected.get('content'))[:300]!r}"
+                )
+
+
+def _loose_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return text
+
+
+def _history_calls(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Pairs (tool call, tool message) from a tau2 message history, validated as tau2 does."""
+    out = []
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        i += 1
+        if m.get("role") == "tool":
+            raise ValueError("Tool message not expected. Tool messages should always follow a tool call.")
+        for tc in m.get("tool_calls") or []:
+            if i >= len(messages):
+                raise ValueError("Tool message expected. Got None.")
+            tm = messages[i]
+            i += 1
+            if tm.get("role") != "tool":
+                raise ValueError(f"Tool message expected. Got {tm.get('role')}")
+            if tc.get("id") != tm.get("id"):
+                raise ValueError(f"Tool call id mismatch. Got {tc.get('id')} and {tm.get('id')}")
+            call = dict(tc)
+            call.setdefault("requestor", m.get("role", "assistant"))
+            out.append((call, tm))
+    return out
+
+
+def find_raw_task(domain: str, task_id: str, data_dir: Any = None) -> dict[str, Any]:
+    """The raw task dict with this id from the domain's tasks file.
+
+    Raises:
+        ValueError: no such task (the message shows some known ids).
+    """
+    tasks = data.load_raw_tasks(domain, data_dir)
+    for t in tasks:
+        if str(t.get("id")) == str(task_id):
+            return t
+    ids = [str(t.get("id")) for t in tasks]
+    raise ValueError(f"unknown task id {task_id!r} in tau2 domain {domain!r}; {len(ids)} tasks, e.g. {ids[:10]}")

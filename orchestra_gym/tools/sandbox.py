@@ -1,0 +1,449 @@
+"""A Python sandbox for the code-interpreter tool: one process tree per call, isolated and limited.
+
+`run_python(code)` runs `code` as a script in a fresh interpreter and returns its stdout, stderr,
+exit code, whether it hit the wall-clock limit, and the CPU seconds it used. The limits are set by
+the environment that owns the sandbox (constructor / call arguments), never by the model's code.
+
+Isolation (``isolation="full"``, the default), set up by a small launcher process before the
+code starts (Linux ``unshare(2)``, ``setrlimit(2)``, ``prctl(2)``):
+
+* new network namespace (``CLONE_NEWNET``): no interface but a down loopback, so no network;
+* new PID namespace (``CLONE_NEWPID``): the code runs as PID 1 of its namespace, so when it exits
+  or is killed every process it started (grandchildren, ``setsid`` escapers) is killed too;
+* new mount namespace (``CLONE_NEWNS``): ``/tmp``, ``/var/tmp`` and ``/dev/shm`` are the call's
+  own temporary working directory, and ``/proc`` shows only the sandbox's processes;
+* as an unprivileged user (``nobody``) when the caller is root (root ignores ``RLIMIT_NPROC``),
+  with ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing); a non-root caller gets a new user
+  namespace instead;
+* nice 10, so that a CPU-bound or forking payload cannot starve the launcher that enforces the deadline;
+* limits: ``RLIMIT_CPU`` (timeout + 1 s), ``RLIMIT_AS`` (``memory_mb``), ``RLIMIT_NPROC``,
+  ``RLIMIT_FSIZE``, ``RLIMIT_CORE`` = 0; an environment with only ``PATH``, ``HOME``, ``TMPDIR``,
+  ``LANG`` (no secrets); stdin is ``/dev/null``; stdout and stderr are capped.
+
+The wall-clock limit is enforced by the launcher (SIGKILL of the namespace's PID 1 at the
+deadline) with a backstop in the caller (``killpg`` of the whole session shortly after). If
+isolation cannot be set up the call fails closed with `SandboxError`, whose message says how the
+environment's operator can opt out: ``isolation="none"`` or ``ORCHESTRA_SANDBOX_ISOLATION=none``
+(session, process group, rlimits and scrubbed environment only; network allowed).
+
+Cost (ToolOrchestra App. D): CPU seconds x the pricing fee ``code_interpreter_per_s``
+(8.3e-6 USD/s in the paper's schedule).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestra_gym import pricing as _pricing
+from orchestra_gym.types import ToolResult, ToolSpec, Usage
+
+__all__ = ["SandboxResult", "SandboxError", "run_python", "PythonSandbox", "ISOLATION_ENV", "PYTHON_ENV"]
+
+ISOLATION_ENV = "ORCHESTRA_SANDBOX_ISOLATION"  # "none" opts out of namespaces (operator's choice)
+ALLOW_NETWORK_ENV = "ORCHESTRA_SANDBOX_ALLOW_NETWORK"  # "1": same as isolation "none"
+PYTHON_ENV = "ORCHESTRA_SANDBOX_PYTHON"  # interpreter for the code (must be readable by the sandbox user)
+_OPT_OUT = (f"to run without namespaces (network allowed) the environment's operator can pass "
+            f"isolation='none' or set {ISOLATION_ENV}=none")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up (fail closed); the message says why and how to opt out."""
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """Outcome of one sandboxed run.
+
+    Attributes:
+        stdout, stderr: decoded output (UTF-8, undecodable bytes replaced), each capped at
+            ``max_output_bytes`` with a ``[... N bytes truncated]`` note.
+        exit_code: the interpreter's exit status; negative = killed by that signal (e.g. -9).
+        timed_out: True when the wall-clock limit killed the code.
+        cpu_s: user + system CPU seconds of the code and the children it waited for.
+        wall_s: wall-clock seconds of the whole call, set-up included.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    cpu_s: float
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+# The launcher runs as the caller (root or not) with `python -I -S -c`, sets up isolation, forks
+# the child that becomes PID 1 of the new namespace, enforces the deadline, and reports the child's
+# exit status and CPU time as one JSON line on the status pipe. Standard library only.
+_LAUNCHER = r"""
+import ctypes, json, math, os, resource, signal, sys, time
+cfg = json.loads(sys.argv[1])
+sfd = cfg["status_fd"]
+def report(obj, code):
+    os.write(sfd, (json.dumps(obj) + "\n").encode())
+    os._exit(code)
+libc = ctypes.CDLL(None, use_errno=True)
+def check(ret, what):
+    if ret != 0:
+        e = ctypes.get_errno()
+        report({"error": f"{what} failed: {os.strerror(e)} (errno {e})"}, 125)
+full = cfg["isolation"] == "full"
+root = os.geteuid() == 0
+try:
+    if full:
+        flags = 0x40000000 | 0x20000000 | 0x00020000 | 0x08000000  # NEWNET | NEWPID | NEWNS | NEWIPC
+        if not root:
+            flags |= 0x10000000  # NEWUSER: gives the capabilities for the others
+        check(libc.unshare(flags), "unshare(CLONE_NEWNET|CLONE_NEWPID|CLONE_NEWNS)")
+        check(libc.mount(b"none", b"/", None, 16384 | (1 << 18), None), "making / private (mount MS_REC|MS_PRIVATE)")
+        for d in ("/var/tmp", "/dev/shm", "/tmp"):  # /tmp last: the workdir may live under it
+            if os.path.isdir(d):
+                check(libc.mount(cfg["workdir"].encode(), d.encode(), None, 4096, None), f"bind-mounting the workdir on {d}")
+except SystemExit:
+    raise
+except BaseException as e:
+    report({"error": f"isolation set-up failed: {type(e).__name__}: {e}"}, 125)
+pid = os.fork()
+if pid == 0:
+    try:
+        os.close(sfd)
+        if full:
+            libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None)  # best effort: hide host processes
+            os.chdir("/tmp")
+        else:
+            os.setpgid(0, 0)
+        cpu = int(math.ceil(cfg["cpu_s"]))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        mem = cfg["memory_mb"] * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["nproc"], cfg["nproc"]))
+        fs = cfg["fsize_mb"] * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fs, fs))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.nice(10)  # the launcher (nice 0) must win the CPU to enforce the deadline
+        if cfg["uid"] is not None:
+            os.setgroups([])
+            os.setgid(cfg["gid"])
+            os.setuid(cfg["uid"])
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG (after setuid, which clears it)
+        script = "/tmp/" + cfg["script"] if full else cfg["script"]
+        os.execve(cfg["python"], [cfg["python"], "-I", "-B", script], cfg["env"])
+    except BaseException as e:
+        os.write(2, f"sandbox: could not start the interpreter: {type(e).__name__}: {e}\n".encode())
+    os._exit(126)
+timed_out = False
+def on_alarm(signum, frame):
+    global timed_out
+    timed_out = True
+    try:
+        if full:
+            os.kill(pid, signal.SIGKILL)  # PID 1 of the namespace: the kernel kills the rest
+        else:
+            os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+signal.signal(signal.SIGALRM, on_alarm)
+remaining = cfg["deadline"] - time.monotonic()
+if remaining <= 0:
+    on_alarm(0, None)
+else:
+    signal.setitimer(signal.ITIMER_REAL, remaining)
+_, status, ru = os.wait4(pid, 0)
+signal.setitimer(signal.ITIMER_REAL, 0)
+if not full:
+    try:
+        os.killpg(pid, signal.SIGKILL)  # grandchildren left in the group
+    except (ProcessLookupError, PermissionError):
+        pass
+code = os.waitstatus_to_exitcode(status)
+report({"exit_code": code, "timed_out": timed_out, "cpu_s": ru.ru_utime + ru.ru_stime}, 0)
+"""
+
+
+def _reachable_by(path: str, uid: int, gid: int) -> bool:
+    """Whether `uid`/`gid` (not root) can traverse to and execute `path` (permission bits only)."""
+    p = Path(path).resolve()
+    try:
+        for d in list(p.parents)[::-1]:
+            st = d.stat()
+            if not _allowed(st, uid, gid, 0o1):
+                return False
+        return _allowed(p.stat(), uid, gid, 0o5)
+    except OSError:
+        return False
+
+
+def _allowed(st: os.stat_result, uid: int, gid: int, bits: int) -> bool:
+    if st.st_uid == uid:
+        return (st.st_mode >> 6) & bits == bits
+    if st.st_gid == gid:
+        return (st.st_mode >> 3) & bits == bits
+    return st.st_mode & bits == bits
+
+
+def _sandbox_user() -> tuple[int | None, int | None]:
+    """(uid, gid) to run as: ``nobody`` when the caller is root, else None (keep the caller's)."""
+    if os.geteuid() != 0:
+        return None, None
+    try:
+        pw = pwd.getpwnam("nobody")
+    except KeyError:
+        raise SandboxError("running as root but there is no user 'nobody' to drop privileges to; create it "
+                           "(useradd -r nobody) or run the environment as an unprivileged user") from None
+    return pw.pw_uid, pw.pw_gid
+
+
+def _interpreter(python: str | None, uid: int | None, gid: int | None) -> str:
+    explicit = python or os.environ.get(PYTHON_ENV)
+    candidates = [explicit] if explicit else [sys.executable, shutil.which("python3"), "/usr/bin/python3",
+                                              "/usr/local/bin/python3"]
+    for c in candidates:
+        if c and os.path.isfile(c) and (uid is None or _reachable_by(c, uid, gid)):
+            return c
+    candidates = [c for c in candidates if c]
+    who = f"user {uid}" if uid is not None else "this user"
+    raise SandboxError(f"no Python interpreter for the sandbox that {who} can run (tried {candidates}); fix: set "
+                       f"{PYTHON_ENV} to an interpreter outside root-only folders (e.g. /usr/bin/python3)")
+
+
+def resolve_isolation(isolation: str | None) -> str:
+    """``"full"`` or ``"none"``: the argument if given, else from the environment variables, else full.
+
+    Raises:
+        ValueError: unknown value.
+    """
+    if isolation is None:
+        isolation = os.environ.get(ISOLATION_ENV) or ("none" if os.environ.get(ALLOW_NETWORK_ENV) == "1" else "full")
+    if isolation not in ("full", "none"):
+        raise ValueError(f"isolation must be 'full' or 'none', got {isolation!r}")
+    return isolation
+
+
+def _decode(buf: bytearray, dropped: int) -> str:
+    text = bytes(buf).decode("utf-8", errors="replace")
+    return text + (f"\n[... {dropped} bytes truncated]" if dropped else "")
+
+
+def run_python(
+    code: str,
+    timeout_s: float = 10.0,
+    memory_mb: int = 512,
+    *,
+    isolation: str | None = None,
+    python: str | None = None,
+    max_output_bytes: int = 65536,
+    nproc: int = 64,
+    fsize_mb: int = 64,
+) -> SandboxResult:
+    """Run `code` in the sandbox described in the module docstring.
+
+    Args:
+        code: Python source, run as ``main.py`` in a fresh temporary working directory.
+        timeout_s: wall-clock limit in seconds (> 0); CPU limit is ``ceil(timeout_s) + 1``.
+        memory_mb: address-space limit in MiB (>= 64).
+        isolation: ``"full"`` (default; namespaces + unprivileged user) or ``"none"``; None reads
+            ``ORCHESTRA_SANDBOX_ISOLATION`` / ``ORCHESTRA_SANDBOX_ALLOW_NETWORK``. Set by the
+            environment's operator, never by the model.
+        python: interpreter path (default: ``$ORCHESTRA_SANDBOX_PYTHON``, else this interpreter
+            if the sandbox user can run it, else ``python3`` on PATH).
+        max_output_bytes: cap for each of stdout and stderr.
+        nproc: process-count limit of the sandbox user.
+        fsize_mb: largest file the code may write, MiB.
+
+    Returns:
+        `SandboxResult`.
+
+    Raises:
+        SandboxError: isolation could not be set up (fail closed; says how to opt out).
+        ValueError: bad limits.
+    """
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s}")
+    if memory_mb < 64:
+        raise ValueError(f"memory_mb must be >= 64 (the interpreter needs it), got {memory_mb}")
+    iso = resolve_isolation(isolation)
+    uid, gid = _sandbox_user() if iso == "full" else (None, None)
+    interp = _interpreter(python, uid, gid)
+    t0 = time.perf_counter()
+    workdir = tempfile.mkdtemp(prefix="orchestra-sbx-")
+    proc = None
+    try:
+        script = Path(workdir) / "main.py"
+        script.write_text(code, encoding="utf-8")
+        if uid is not None:
+            for p in (workdir, script):
+                os.chown(p, uid, gid)
+        os.chmod(workdir, stat.S_IRWXU)
+        home = "/tmp" if iso == "full" else workdir
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+               "PYTHONIOENCODING": "utf-8"}
+        deadline = time.monotonic() + timeout_s
+        rfd, wfd = os.pipe()
+        cfg = {"isolation": iso, "workdir": workdir, "script": "main.py" if iso == "full" else str(script),
+               "python": interp, "deadline": deadline, "cpu_s": timeout_s + 1, "memory_mb": int(memory_mb),
+               "nproc": int(nproc), "fsize_mb": int(fsize_mb), "uid": uid, "gid": gid, "status_fd": wfd,
+               "env": env}
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=workdir,
+                env={"PATH": env["PATH"], "LANG": "C.UTF-8"}, start_new_session=True, pass_fds=(wfd,),
+            )
+        finally:
+            os.close(wfd)
+        outs = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray(), rfd: bytearray()}
+        dropped = {k: 0 for k in outs}
+        sel = selectors.DefaultSelector()
+        for fd in outs:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        backstop = deadline + 0.3
+        exited_at = None
+        killed_by_backstop = False
+        while sel.get_map():
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > 0.2:
+                break  # the launcher is gone; something it left behind holds a pipe
+            if now > backstop and not killed_by_backstop:
+                killed_by_backstop = True
+                _killpg(proc.pid)
+            for key, _ in sel.select(timeout=0.05):
+                fd = key.fd
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                cap = 1 << 20 if fd == rfd else max_output_bytes
+                room = cap - len(outs[fd])
+                outs[fd] += chunk[:max(room, 0)]
+                dropped[fd] += max(len(chunk) - max(room, 0), 0)
+        sel.close()
+        os.close(rfd)
+        _killpg(proc.pid)
+        proc.wait()
+        status_text = bytes(outs[rfd]).decode("utf-8", errors="replace").strip()
+        try:
+            status = json.loads(status_text.splitlines()[-1]) if status_text else {}
+        except json.JSONDecodeError:
+            status = {}
+        if "error" in status:
+            raise SandboxError(f"sandbox isolation could not be set up: {status['error']}; {_OPT_OUT}")
+        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+        stdout, stderr = _decode(outs[out_fd], dropped[out_fd]), _decode(outs[err_fd], dropped[err_fd])
+        proc.stdout.close()
+        proc.stderr.close()
+        if not status:  # launcher killed by the backstop before it could report
+            return SandboxResult(stdout, stderr, -int(signal.SIGKILL), True, 0.0, time.perf_counter() - t0)
+        if status.get("exit_code") == 126 and "sandbox: could not start the interpreter" in stderr:
+            raise SandboxError(f"sandbox could not start {interp}: {stderr.strip()}; fix: set {PYTHON_ENV} "
+                               f"to an interpreter the sandbox user can run")
+        return SandboxResult(stdout, stderr, int(status["exit_code"]), bool(status["timed_out"]) or killed_by_backstop,
+                             float(status["cpu_s"]), time.perf_counter() - t0)
+    finally:
+        if proc is not None and proc.poll() is None:
+            _killpg(proc.pid)
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class PythonSandbox:
+    """The code-interpreter tool: `run_python` as a `ToolResult` with cost and latency.
+
+    Args:
+        timeout_s, memory_mb, isolation, python, max_output_bytes: see `run_python`; fixed by the
+            environment when it builds the tool (the model only supplies ``code``).
+        pricing: pricing schedule (name or object) for the fee ``code_interpreter_per_s``;
+            settable later (``tool.pricing = schedule``).
+        name: tool name shown to the policy.
+
+    Calling ``tool(code)`` or ``tool.run({"code": ...})`` never raises: bad arguments and
+    set-up failures are ``ToolResult(error=True)`` with the reason.
+    Usage: ``cost_usd = cpu_s x fee``, ``latency_s`` = wall-clock seconds, tokens 0.
+    """
+
+    def __init__(self, timeout_s: float = 10.0, memory_mb: int = 512, *, pricing: Any = None,
+                 isolation: str | None = None, python: str | None = None, max_output_bytes: int = 16384,
+                 name: str = "code_interpreter") -> None:
+        self.timeout_s = float(timeout_s)
+        self.memory_mb = int(memory_mb)
+        self.pricing = pricing
+        self.isolation = isolation
+        self.python = python
+        self.max_output_bytes = int(max_output_bytes)
+        self.name = name
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's function-calling schema (one required string argument ``code``)."""
+        fee = _pricing.get_schedule(self.pricing).fees.get("code_interpreter_per_s", 0.0)
+        return ToolSpec(
+            name=self.name,
+            description=(f"Run Python 3 code and return its stdout and stderr (no network, {self.timeout_s:g} s "
+                         f"limit, {self.memory_mb} MiB memory). Print what you need. Cost: {fee:g} USD per CPU "
+                         f"second."),
+            parameters={"type": "object", "properties": {"code": {"type": "string", "description": "Python source"}},
+                        "required": ["code"]},
+            kind="generic",
+        )
+
+    def run(self, arguments: dict[str, Any]) -> ToolResult:
+        """Run ``arguments["code"]``; a missing or non-string ``code`` is an error result."""
+        code = arguments.get("code") if isinstance(arguments, dict) else None
+        if not isinstance(code, str):
+            return ToolResult(content=f"{self.name}: argument 'code' must be a string of Python source, got "
+                                      f"{type(code).__name__}", error=True)
+        return self(code)
+
+    def __call__(self, code: str) -> ToolResult:
+        t0 = time.perf_counter()
+        try:
+            r = run_python(code, self.timeout_s, self.memory_mb, isolation=self.isolation, python=self.python,
+                           max_output_bytes=self.max_output_bytes)
+        except (SandboxError, ValueError, OSError) as e:
+            return ToolResult(content=f"{self.name}: {e}", error=True,
+                              usage=Usage(latency_s=time.perf_counter() - t0), metadata={"sandbox_error": True})
+        try:
+            cost = _pricing.fee_usd("code_interpreter_per_s", r.cpu_s, self.pricing)
+        except KeyError:
+            cost = 0.0
+        parts = [r.stdout] if r.stdout else []
+        if r.stderr:
+            parts.append(f"[stderr]\n{r.stderr}")
+        if r.timed_out:
+            parts.append(f"[timed out after {self.timeout_s:g} s]")
+        elif r.exit_code != 0:
+            parts.append(f"[exit code {r.exit_code}]")
+        content = "\n".join(parts) if parts else "[no output]"
+        return ToolResult(
+            content=content, error=not r.ok, usage=Usage(cost_usd=cost, latency_s=r.wall_s),
+            metadata={"exit_code": r.exit_code, "timed_out": r.timed_out, "cpu_s": r.cpu_s},
+        )

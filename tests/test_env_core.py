@@ -1,0 +1,155 @@
+"""OrchestraEnv's turn loop, info accounting, error handling and limits, on a toy domain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from orchestra_gym.envs.function_calling import FunctionCallingEnv
+from orchestra_gym.types import Task, ToolCall, ToolResult, ToolSpec
+
+INFO_FLOATS = ("cost_usd", "latency_s", "prompt_tokens", "completion_tokens", "episode_cost_usd",
+               "episode_latency_s", "parse_errors")
+
+
+class CounterBackend:
+    """A one-table domain: `add(n)` adds to a counter; the task is to reach the target and say it."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.value = 0
+        self.policy = "Add to the counter until it equals the target, then tell the user the value."
+        self.tools = [
+            ToolSpec("add", "Add n to the counter.", {"type": "object", "properties": {"n": {"type": "integer"}},
+                                                      "required": ["n"]}, kind="write"),
+            ToolSpec("transfer_to_human_agents", "Transfer.", {"type": "object", "properties": {}}, kind="generic"),
+        ]
+
+    def call_tool(self, name, arguments, requestor="assistant"):
+        if name == "add":
+            n = arguments.get("n")
+            if not isinstance(n, int):
+                return ToolResult(f"Error: 'n' must be an integer, got {n!r}", error=True)
+            self.value += n
+            return ToolResult(str(self.value))
+        if name == "transfer_to_human_agents":
+            return ToolResult("Transfer successful")
+        return ToolResult(f"Error: unknown tool {name}", error=True)
+
+    def grade(self, agent_messages, trajectory):
+        target = int(self.task.answer)
+        db = float(self.value == target)
+        said = float(any(str(target) in m for m in agent_messages))
+        return db * said, {"db": db, "communicate": said}
+
+
+class CounterEnv(FunctionCallingEnv):
+    def _sample_task(self, task_id):
+        target = int(self.np_random.integers(1, 5)) if task_id is None else int(task_id)
+        return Task(id=str(target), domain="counter", answer=str(target), difficulty="easy",
+                    golden_actions=[ToolCall("add", {"n": target}, "gold_0")], communicate_info=[str(target)],
+                    user_scenario={"instructions": {"reason_for_call": "Please set my counter.",
+                                                    "known_info": f"The target is {target}."}})
+
+    def _new_backend(self, task):
+        return CounterBackend(task)
+
+
+def _play(env, actions, seed=0, options=None):
+    obs, info = env.reset(seed=seed, options=options)
+    out = []
+    for a in actions:
+        step = env.step(a)
+        out.append(step)
+        if step[2] or step[3]:
+            break
+    return obs, info, out
+
+
+def test_oracle_episode_info_and_reward_vector():
+    env = CounterEnv()
+    obs, info = env.reset(seed=0, options={"task_id": 3})
+    assert "Please set my counter. The target is 3." in obs
+    assert all(isinstance(info[k], float) for k in INFO_FLOATS)
+    obs, r, term, trunc, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 3}}</tool_call>')
+    assert (r, term, trunc) == (0.0, False, False)
+    assert info["tool_calls"] == {"add": 1.0}
+    obs, r, term, trunc, info = env.step(env.oracle_action())
+    assert term and not trunc and r == 1.0
+    assert info["outcome"] == 1.0 and info["solved"] is True
+    assert info["reward_vector_names"] == ["calls/expert-1", "calls/expert-2", "calls/expert-3", "outcome", "-cost_usd", "-latency_s"]
+    np.testing.assert_array_equal(info["reward_vector"], [0, 0, 0, 1.0, -0.0, -0.0])
+    assert info["reward_breakdown"] == {"db": 1.0, "communicate": 1.0}
+    assert info["end_reason"] == "user_stop"
+
+
+def test_expert_call_is_charged_and_executed():
+    env = CounterEnv()
+    env.reset(seed=1, options={"task_id": 2})
+    _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+    assert info["tool_calls"]["call_expert"] == 1.0 and info["tool_calls"]["expert-1"] == 1.0
+    assert info["cost_usd"] > 0 and info["latency_s"] > 0 and info["prompt_tokens"] > 0
+    assert info["episode_cost_usd"] == info["cost_usd"]
+    assert "expert-1 called" in info["new_messages"][1]["content"]
+
+
+def test_malformed_action_is_an_observation_then_truncation():
+    env = CounterEnv(max_errors=2)
+    env.reset(seed=0)
+    obs, r, term, trunc, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}</tool_call>')
+    assert not term and not trunc and info["parse_errors"] == 1.0
+    assert "not a valid action" in obs and info["step_errors"]
+    obs, r, term, trunc, info = env.step("<tool_call>not json</tool_call>")
+    assert trunc and not term and info["outcome"] == 0.0 and info["end_reason"] == "too_many_errors"
+    with pytest.raises(RuntimeError, match="episode has ended"):
+        env.step("<message>hi</message>")
+
+
+def test_unknown_tool_and_bad_arguments_do_not_raise():
+    env = CounterEnv()
+    env.reset(seed=0)
+    _, _, _, _, info = env.step('<tool_call>{"name": "ad", "arguments": {"n": 1}}</tool_call>')
+    assert "did you mean 'add'" in info["new_messages"][1]["content"]
+    _, _, _, _, info = env.step('<tool_call>{"name": "add", "arguments": {"n": "x"}}</tool_call>')
+    assert info["new_messages"][1]["content"].startswith("Error: 'n' must be an integer")
+
+
+def test_turn_limit_truncates():
+    env = CounterEnv(max_turns=2)
+    _, _, out = _play(env, ['<tool_call>{"name": "add", "arguments": {"n": 0}}</tool_call>'] * 5)
+    assert len(out) == 2 and out[-1][3] and out[-1][4]["end_reason"] == "turn_limit"
+
+
+def test_two_calls_in_one_turn_each_answered_in_order():
+    env = CounterEnv()
+    env.reset(seed=0, options={"task_id": 4})
+    text = ('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call> then '
+            '<tool_call>{"name": "add", "arguments": {"n": 2}}</tool_call>')
+    _, _, _, _, info = env.step(text)
+    tools = [m for m in info["new_messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tools] == ["1", "3"]
+    assert [m["tool_call_id"] for m in tools] == ["call_0", "call_1"]
+
+
+def test_reset_options_are_validated():
+    env = CounterEnv()
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(seed=0, options={"task": 1})
+    with pytest.raises(ValueError, match="unknown tool"):
+        env.reset(seed=0, options={"tools": ["add", "nope"]})
+    _, info = env.reset(seed=0, options={"tools": ["add"], "preference": {"cost": 1.0}, "pricing": 5})
+    assert [t["function"]["name"] for t in info.get("tools", [])] in ([], ["add"])
+    assert env.unwrapped.pricing.name == "paper-random-5"
+    assert info["preference"]["cost"] == 1.0
+
+
+def test_transfer_terminates():
+    env = CounterEnv()
+    env.reset(seed=0)
+    _, r, term, trunc, info = env.step({"name": "transfer_to_human_agents", "arguments": {}})
+    assert term and info["end_reason"] == "transfer" and r == 0.0
+
+
+def test_check_env_passes():
+    check_env(CounterEnv())

@@ -1,0 +1,260 @@
+"""Tests for orchestra_gym.rewards against independent float64 loop references."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from orchestra_gym.rewards import (
+    group_preference_rewards,
+    preference_metric,
+    preference_scores,
+    reward_vector,
+    reward_vector_names,
+)
+from orchestra_gym.types import Preference
+
+TOOLS = ["search", "gpt-5", "qwen3-32b"]
+
+
+# ------------------------------------------------------------------ references (plain loops)
+
+
+def ref_group_rewards(vectors, solved, preference):
+    """Paper Sec. 3.2, written as loops over rollouts and components."""
+    g_count, k_count = len(vectors), len(vectors[0])
+    out = []
+    for g in range(g_count):
+        if not solved[g]:
+            out.append(0.0)
+            continue
+        total = 0.0
+        for k in range(k_count):
+            col = [float(vectors[h][k]) for h in range(g_count)]
+            lo, hi = min(col), max(col)
+            m = 0.0 if hi == lo else (float(vectors[g][k]) - lo) / (hi - lo)
+            total += m * float(preference[k])
+        out.append(total)
+    return np.array(out, dtype=np.float64)
+
+
+def ref_preference_scores(vectors, baseline, preference):
+    out = []
+    for i in range(len(vectors)):
+        p = preference[i] if np.ndim(preference) == 2 else preference
+        s = 0.0
+        for k in range(len(vectors[i])):
+            b = float(baseline[i][k])
+            s += float(vectors[i][k]) / (abs(b) if b != 0.0 else 1.0) * float(p[k])
+        out.append(s)
+    return np.array(out)
+
+
+# ------------------------------------------------------------------ reward_vector
+
+
+def test_reward_vector_layout_and_names():
+    v = reward_vector({"gpt-5": 2, "search": 1}, TOOLS, outcome=1.0, cost_usd=0.25, latency_s=12.5)
+    assert v.dtype == np.float64 and v.shape == (6,)
+    np.testing.assert_array_equal(v, [1.0, 2.0, 0.0, 1.0, -0.25, -12.5])
+    assert reward_vector_names(TOOLS) == ["calls/search", "calls/gpt-5", "calls/qwen3-32b", "outcome", "-cost_usd", "-latency_s"]
+    assert reward_vector({}, [], 0.0, 0.0, 0.0).tolist() == [0.0, -0.0, -0.0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        (dict(tool_calls={"gpt5": 1}), "'gpt5'"),
+        (dict(tool_calls={"search": -1}), "negative"),
+        (dict(tool_calls={"search": float("nan")}), "finite"),
+        (dict(outcome=1.5), "outcome"),
+        (dict(outcome="yes"), "outcome must be a number"),
+        (dict(cost_usd=-0.1), "cost_usd"),
+        (dict(latency_s=float("inf")), "latency_s must be finite"),
+        (dict(tool_names=["a", "a"]), "duplicate"),
+        (dict(tool_names="search"), "list of names"),
+    ],
+)
+def test_reward_vector_validation(kwargs, needle):
+    args = dict(tool_calls={}, tool_names=TOOLS, outcome=1.0, cost_usd=0.0, latency_s=0.0)
+    args.update(kwargs)
+    with pytest.raises(ValueError) as e:
+        reward_vector(**args)
+    assert needle in str(e.value)
+
+
+def test_reward_vector_with_preference_as_vector_order():
+    pref = Preference(tools={"qwen3-32b": 1.0}, outcome=1.0, cost=0.5, latency=0.25)
+    p = pref.as_vector(TOOLS)
+    v = reward_vector({"qwen3-32b": 3}, TOOLS, 1.0, 0.1, 2.0)
+    assert p.shape == v.shape
+    assert float(p @ v) == pytest.approx(3.0 + 1.0 - 0.05 - 0.5)
+
+
+# ------------------------------------------------------------------ group_preference_rewards
+
+
+def test_group_rewards_hand_computed():
+    # 3 rollouts, tools [a], components: calls/a, outcome, -cost, -latency
+    v = np.array(
+        [
+            [2.0, 1.0, -0.30, -10.0],
+            [0.0, 1.0, -0.10, -30.0],
+            [1.0, 0.0, -0.20, -20.0],
+        ]
+    )
+    p = np.array([0.5, 1.0, 1.0, 0.0])
+    r = group_preference_rewards(v, np.array([True, True, False]), p)
+    # rollout 0: a: (2-0)/2 = 1 -> 0.5; outcome constant among 1,1,0? no: min 0 max 1 -> 1; cost: (-0.3+0.3)/0.2 = 0
+    # rollout 1: a: 0; outcome: 1; cost: (-0.1+0.3)/0.2 = 1 (cheapest gets 1)
+    np.testing.assert_allclose(r, [1.5, 2.0, 0.0], rtol=0, atol=1e-12)
+    assert r.dtype == np.float64
+
+
+def test_cheapest_rollout_gets_the_cost_reward():
+    # the released code's sign error would reward the expensive rollout; we follow the paper
+    v = np.stack([reward_vector({}, [], 1.0, c, 1.0) for c in (0.5, 0.1)])
+    r = group_preference_rewards(v, np.array([True, True]), np.array([0.0, 1.0, 0.0]))
+    np.testing.assert_array_equal(r, [0.0, 1.0])
+
+
+def test_constant_components_give_zero_not_nan():
+    v = np.array([[1.0, 1.0, -0.5], [1.0, 1.0, -0.5], [1.0, 1.0, -0.5]])
+    r = group_preference_rewards(v, np.array([True, True, True]), np.array([1.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(r, [0.0, 0.0, 0.0])
+
+
+def test_all_unsolved_group_is_zero():
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(8, 6))
+    r = group_preference_rewards(v, np.zeros(8, dtype=bool), rng.normal(size=6))
+    np.testing.assert_array_equal(r, np.zeros(8))
+
+
+def test_group_of_one():
+    r = group_preference_rewards(np.array([[3.0, 1.0, -2.0, -4.0]]), np.array([True]), np.array([1.0, 1.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(r, [0.0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_group_rewards_match_reference_on_random_groups(seed):
+    rng = np.random.default_rng(seed)
+    g, n_tools = int(rng.integers(1, 17)), int(rng.integers(0, 6))
+    k = n_tools + 3
+    counts = rng.integers(0, 4, size=(g, n_tools)).astype(np.float64)
+    solved = rng.random(g) < 0.6
+    outcome = solved.astype(np.float64)
+    cost = rng.exponential(0.05, size=g)
+    latency = rng.exponential(20.0, size=g)
+    v = np.column_stack([counts, outcome, -cost, -latency])
+    if seed % 4 == 0:
+        v[:, 0] = 2.0  # a constant column
+    p = rng.normal(size=k)
+    got = group_preference_rewards(v, solved, p)
+    want = ref_group_rewards(v.tolist(), solved.tolist(), p.tolist())
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert not np.isnan(got).any()
+
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def groups(draw):
+    g = draw(st.integers(1, 8))
+    k = draw(st.integers(1, 6))
+    # draw from a few values so that ties and constant columns are common
+    pool = draw(st.lists(finite, min_size=1, max_size=4))
+    v = draw(hnp.arrays(np.float64, (g, k), elements=st.sampled_from(pool)))
+    solved = draw(hnp.arrays(np.bool_, (g,)))
+    p = draw(hnp.arrays(np.float64, (k,), elements=st.floats(-10, 10)))
+    return v, solved, p
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups())
+def test_group_rewards_property_vs_reference(case):
+    v, solved, p = case
+    got = group_preference_rewards(v, solved, p)
+    want = ref_group_rewards(v.tolist(), solved.tolist(), p.tolist())
+    assert got.shape == (v.shape[0],) and got.dtype == np.float64
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    assert np.all(got[~solved] == 0.0)
+
+
+def test_extreme_magnitudes_never_nan():
+    v = np.array([[-1.7e308, 1.0], [1.7e308, 1.0], [0.0, 1.0]])
+    r = group_preference_rewards(v, np.array([True, True, True]), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(r, [0.0, 1.0, 0.5], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "vectors, solved, pref, needle",
+    [
+        (np.ones(4), np.ones(1, bool), np.ones(4), "shape [G, K]"),
+        (np.ones((2, 4)), np.ones(3, bool), np.ones(4), "solved must have shape"),
+        (np.ones((2, 4)), np.ones(2), np.ones(4), "bool array"),
+        (np.ones((2, 4)), np.ones(2, bool), np.ones(3), "preference must have shape"),
+        (np.array([[1.0, np.nan]]), np.ones(1, bool), np.ones(2), "vectors[0, 1]"),
+        (np.ones((2, 2)), np.ones(2, bool), np.array([1.0, np.inf]), "preference must be finite"),
+        (np.zeros((0, 3)), np.ones(0, bool), np.ones(3), "at least one row"),
+        (np.array([["a", "b"]]), np.ones(1, bool), np.ones(2), "real-valued"),
+        (np.array([[1.0, 1.0], [2.0, 2.0]]), np.ones(2, bool), np.array([1.7e308, 1.7e308]), "overflows"),
+    ],
+)
+def test_group_rewards_validation(vectors, solved, pref, needle):
+    with pytest.raises(ValueError) as e:
+        group_preference_rewards(vectors, solved, pref)
+    assert needle in str(e.value)
+
+
+# ------------------------------------------------------------------ App. L metric
+
+
+def test_preference_metric_hand_computed():
+    v = np.array([[2.0, 1.0, -0.5, -10.0], [0.0, 0.0, -0.1, -5.0]])
+    b = np.array([[1.0, 1.0, -1.0, -20.0], [0.0, 1.0, -0.2, -5.0]])
+    p = np.array([1.0, 1.0, 1.0, 1.0])
+    # ex 0: 2/1 + 1/1 - 0.5/1 - 10/20 = 2.0 ; ex 1: 0 (baseline 0 -> unit) + 0 - 0.5 - 1 = -1.5
+    np.testing.assert_allclose(preference_scores(v, b, p), [2.0, -1.5])
+    assert preference_metric(v, b, p) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_preference_metric_matches_reference(seed):
+    rng = np.random.default_rng(100 + seed)
+    n, k = int(rng.integers(1, 30)), int(rng.integers(1, 8))
+    v = rng.normal(size=(n, k))
+    b = rng.normal(size=(n, k))
+    b[rng.random((n, k)) < 0.2] = 0.0  # zero baseline components
+    p = rng.normal(size=(n, k)) if seed % 2 else rng.normal(size=k)
+    want = ref_preference_scores(v.tolist(), b.tolist(), p.tolist() if p.ndim == 2 else p)
+    np.testing.assert_allclose(preference_scores(v, b, p), want, rtol=1e-12, atol=1e-12)
+    assert preference_metric(v, b, p) == pytest.approx(math.fsum(want.tolist()), rel=1e-12, abs=1e-12)
+
+
+def test_baseline_scores_itself_as_signed_unit_weights():
+    b = np.array([[2.0, 1.0, -0.4, -8.0]])
+    p = np.array([0.0, 1.0, 1.0, 1.0])
+    assert preference_metric(b, b, p) == pytest.approx(1.0 - 1.0 - 1.0)
+
+
+@pytest.mark.parametrize(
+    "v, b, p, needle",
+    [
+        (np.ones((2, 3)), np.ones((3, 3)), np.ones(3), "baseline_vectors shape"),
+        (np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 2)), "preference must have shape"),
+        (np.ones((2, 3)), np.full((2, 3), np.nan), np.ones(3), "baseline_vectors must be finite"),
+        (np.full((1, 1), 1e308), np.full((1, 1), 1e-308), np.ones(1), "overflow"),
+    ],
+)
+def test_preference_metric_validation(v, b, p, needle):
+    with pytest.raises(ValueError) as e:
+        preference_metric(v, b, p)
+    assert needle in str(e.value)

@@ -1,0 +1,265 @@
+"""Python sandbox: results, limits, cost, and an escape suite that must fail safely.
+
+Timeouts are asserted within 0.5 s of the limit: a correctness bound on the kill path, not a
+speed benchmark.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from orchestra_gym import pricing
+from orchestra_gym.tools.sandbox import PythonSandbox, SandboxError, run_python
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox uses Linux namespaces and rlimits")
+
+
+def _nobody_processes() -> int:
+    n = 0
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if d.stat().st_uid == 65534:
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def test_runs_code_and_reports_output_exit_and_cpu():
+    r = run_python("import sys\nprint('hello', 6 * 7)\nprint('warn', file=sys.stderr)\nsys.exit(3)", timeout_s=5)
+    assert (r.stdout, r.stderr, r.exit_code, r.timed_out) == ("hello 42\n", "warn\n", 3, False)
+    assert r.cpu_s > 0 and r.wall_s > 0
+    r = run_python("raise ValueError('boom')", timeout_s=5)
+    assert r.exit_code == 1 and "ValueError: boom" in r.stderr and not r.ok
+
+
+def test_runs_unprivileged_in_own_tmp_when_root():
+    r = run_python("import os; print(os.getuid(), os.getcwd(), sorted(os.listdir('.')))", timeout_s=5)
+    if os.geteuid() == 0:
+        assert r.stdout.split()[:2] == ["65534", "/tmp"]
+    assert "main.py" in r.stdout
+
+
+def test_infinite_loop_times_out_within_bound_and_charges_cpu():
+    t0 = time.monotonic()
+    r = run_python("while True:\n    pass", timeout_s=1.0)
+    elapsed = time.monotonic() - t0
+    assert r.timed_out and r.exit_code == -9
+    assert elapsed < 1.0 + 0.5
+    assert r.cpu_s > 0.0
+    tool = PythonSandbox(timeout_s=1.0, pricing="paper")
+    res = tool("x = 0\nwhile True:\n    x += 1")
+    assert res.error and "[timed out after 1 s]" in res.content and res.metadata["timed_out"]
+    assert res.usage.cost_usd == pricing.fee_usd("code_interpreter_per_s", res.metadata["cpu_s"], "paper") > 0
+
+
+def test_sleep_times_out_within_bound():
+    t0 = time.monotonic()
+    r = run_python("import time\nprint('start', flush=True)\ntime.sleep(60)", timeout_s=0.8)
+    assert r.timed_out and r.stdout == "start\n" and time.monotonic() - t0 < 0.8 + 0.5
+
+
+def test_network_connect_to_local_server_fails():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    srv.settimeout(0.1)
+    port = srv.getsockname()[1]
+    accepted = []
+
+    def accept():
+        end = time.monotonic() + 4
+        while time.monotonic() < end:
+            try:
+                conn, _ = srv.accept()
+                accepted.append(conn)
+            except OSError:
+                pass
+
+    th = threading.Thread(target=accept)
+    th.start()
+    code = textwrap.dedent(f"""
+        import socket
+        for host in ("127.0.0.1", "localhost"):
+            try:
+                socket.create_connection((host, {port}), timeout=2)
+                print("CONNECTED", host)
+            except OSError as e:
+                print("blocked", host, type(e).__name__)
+    """)
+    r = run_python(code, timeout_s=5)
+    th.join()
+    srv.close()
+    assert "CONNECTED" not in r.stdout and r.stdout.count("blocked") == 2
+    assert accepted == []
+
+
+def test_writes_outside_workdir_do_not_land():
+    tag = uuid.uuid4().hex
+    targets = [f"/etc/orchestra_escape_{tag}", str(REPO / f"orchestra_escape_{tag}"), f"/tmp/orchestra_escape_{tag}",
+               f"/var/tmp/orchestra_escape_{tag}", f"/dev/shm/orchestra_escape_{tag}"]
+    code = "import sys\nfor p in sys.argv[1:] or %r:\n" % (targets,) + textwrap.indent(textwrap.dedent("""
+        try:
+            with open(p, "w") as f:
+                f.write("escaped")
+            print("wrote", p)
+        except OSError as e:
+            print("denied", p, type(e).__name__)
+    """), "    ")
+    r = run_python(code, timeout_s=5)
+    assert r.exit_code == 0, r.stderr
+    for t in targets:
+        assert not os.path.exists(t), f"sandbox wrote {t}"
+    if os.geteuid() == 0:
+        assert f"denied /etc/orchestra_escape_{tag}" in r.stdout
+        assert f"denied {REPO}/orchestra_escape_{tag}" in r.stdout
+
+
+def test_fork_bomb_is_contained():
+    before = _nobody_processes()
+    code = textwrap.dedent("""
+        import os
+        n = 0
+        while True:
+            try:
+                if os.fork() == 0:
+                    n = 0
+                else:
+                    n += 1
+            except OSError:
+                pass
+    """)
+    t0 = time.monotonic()
+    r = run_python(code, timeout_s=1.5, nproc=32)
+    assert r.timed_out and time.monotonic() - t0 < 1.5 + 0.5
+    end = time.monotonic() + 5  # the kernel tears the PID namespace down asynchronously
+    while _nobody_processes() > before and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _nobody_processes() <= before
+    assert run_python("print('alive')", timeout_s=5).stdout == "alive\n"  # the host still forks fine
+
+
+def test_memory_bomb_fails_safely():
+    r = run_python("x = bytearray(2 * 1024 ** 3)\nprint('allocated')", timeout_s=5, memory_mb=256)
+    assert r.exit_code == 1 and "MemoryError" in r.stderr and "allocated" not in r.stdout
+    r = run_python("chunks = []\nwhile True:\n    chunks.append(b'x' * 10 ** 7)", timeout_s=5, memory_mb=256)
+    assert r.exit_code != 0 and not r.timed_out and "MemoryError" in r.stderr
+
+
+def test_sleeping_grandchild_holding_stdout_does_not_hang():
+    code = textwrap.dedent("""
+        import os, subprocess, time
+        subprocess.Popen(["sleep", "30"])                     # inherits stdout/stderr
+        if os.fork() == 0:                                     # daemonised grandchild
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(30)
+            os._exit(0)
+        print("parent done", flush=True)
+    """)
+    t0 = time.monotonic()
+    r = run_python(code, timeout_s=5)
+    assert r.exit_code == 0 and r.stdout == "parent done\n" and not r.timed_out
+    assert time.monotonic() - t0 < 5  # returned when the main process ended, not at the limit
+    end = time.monotonic() + 5
+    while _nobody_processes() and time.monotonic() < end:
+        time.sleep(0.05)
+    leftover = subprocess.run(["pgrep", "-u", "65534", "-f", "sleep 30"], capture_output=True, text=True).stdout
+    assert leftover.strip() == ""
+
+
+def test_secrets_in_environment_are_not_visible(monkeypatch):
+    secret = "sk-FAKE-" + uuid.uuid4().hex
+    monkeypatch.setenv("ORCHESTRA_FAKE_SECRET", secret)
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    code = textwrap.dedent("""
+        import os
+        print(sorted(os.environ))
+        print(dict(os.environ))
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    print(open(f"/proc/{pid}/environ", "rb").read())
+                except OSError as e:
+                    print("denied", pid)
+    """)
+    r = run_python(code, timeout_s=5)
+    assert r.exit_code == 0, r.stderr
+    assert secret not in r.stdout + r.stderr
+    assert "ORCHESTRA_FAKE_SECRET" not in r.stdout and "OPENAI_API_KEY" not in r.stdout
+
+
+def test_output_is_capped():
+    r = run_python("print('x' * 100000)\nimport sys\nsys.stderr.write('y' * 5000)", timeout_s=5, max_output_bytes=1000)
+    assert r.stdout.startswith("x" * 1000) and "[... 99001 bytes truncated]" in r.stdout
+    assert r.stderr.startswith("y" * 1000) and "[... 4000 bytes truncated]" in r.stderr
+
+
+def test_tool_wrapper_results_and_bad_arguments():
+    tool = PythonSandbox(timeout_s=5)
+    assert tool.spec.name == "code_interpreter" and tool.spec.parameters["required"] == ["code"]
+    ok = tool.run({"code": "print(sum(range(10)))"})
+    assert not ok.error and ok.content == "45\n" and ok.metadata["exit_code"] == 0
+    assert ok.usage.cost_usd == pytest.approx(8.3e-6 * ok.metadata["cpu_s"]) and ok.usage.latency_s > 0
+    bad = tool.run({"source": "print(1)"})
+    assert bad.error and "argument 'code' must be a string" in bad.content
+    fail = tool("import sys; sys.exit(2)")
+    assert fail.error and "[exit code 2]" in fail.content
+
+
+def test_isolation_none_still_kills_group_and_times_out(tmp_path):
+    code = "import subprocess, time\nsubprocess.Popen(['sleep', '30'])\nprint('bye', flush=True)"
+    r = run_python(code, timeout_s=5, isolation="none")
+    assert r.stdout == "bye\n" and r.exit_code == 0
+    t0 = time.monotonic()
+    r = run_python("while True: pass", timeout_s=0.8, isolation="none")
+    assert r.timed_out and time.monotonic() - t0 < 0.8 + 0.5
+    with pytest.raises(ValueError, match="isolation must be 'full' or 'none'"):
+        run_python("print(1)", isolation="partial")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping CAP_SYS_ADMIN from the bounding set needs root")
+def test_fails_closed_when_isolation_cannot_be_set_up():
+    # A child whose capability bounding set lacks CAP_SYS_ADMIN (21) cannot unshare namespaces.
+    script = textwrap.dedent("""
+        from orchestra_gym.tools.sandbox import run_python, SandboxError, PythonSandbox
+        try:
+            run_python("print('ran')", timeout_s=5)
+            print("NOT CLOSED")
+        except SandboxError as e:
+            print("CLOSED:", e)
+        print("TOOL:", PythonSandbox()("print(1)").to_dict())
+    """)
+
+    def drop_sys_admin():
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(24, 21, 0, 0, 0)  # PR_CAPBSET_DROP, CAP_SYS_ADMIN
+
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, preexec_fn=drop_sys_admin)
+    assert "CLOSED: sandbox isolation could not be set up: unshare" in out.stdout, out.stdout + out.stderr
+    assert "isolation='none'" in out.stdout and "ORCHESTRA_SANDBOX_ISOLATION=none" in out.stdout
+    assert "NOT CLOSED" not in out.stdout and "'error': True" in out.stdout
+
+
+def test_bad_limits_are_value_errors():
+    with pytest.raises(ValueError, match="timeout_s must be > 0"):
+        run_python("print(1)", timeout_s=0)
+    with pytest.raises(ValueError, match="memory_mb must be >= 64"):
+        run_python("print(1)", memory_mb=8)
+    with pytest.raises(SandboxError, match="ORCHESTRA_SANDBOX_PYTHON"):
+        run_python("print(1)", python="/nonexistent/python3")

@@ -1,0 +1,108 @@
+"""ToolOrchestra-ToolScale-v0 end to end: registration, check_env, agents, determinism, vector envs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import orchestra_gym
+from orchestra_gym.cli import run_episodes, summarize
+from orchestra_gym.domains.synthetic import DOMAIN_NAMES
+
+ENV_ID = "ToolOrchestra-ToolScale-v0"
+
+
+def test_registered_and_module_prefix_form_works_in_a_fresh_interpreter():
+    code = (
+        "import gymnasium as gym\n"
+        "from gymnasium.utils.env_checker import check_env\n"
+        f"env = gym.make('orchestra_gym:{ENV_ID}')\n"
+        "obs, info = env.reset(seed=0)\n"
+        "check_env(env.unwrapped)\n"
+        "import sys; print('jax' in sys.modules, type(obs).__name__, info['episode_cost_usd'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False str 0.0"
+
+
+def test_import_is_cheap():
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import orchestra_gym"], capture_output=True, text=True)
+    assert out.returncode == 0
+    modules = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert not {m for m in modules if m.split(".")[0] in ("jax", "flax", "optax", "torch", "orchestra_jax")}
+    assert "orchestra_gym.domains.synthetic" not in modules
+
+
+def test_register_envs_form():
+    gym.register_envs(orchestra_gym)
+    assert ENV_ID in gym.registry
+
+
+def test_check_env_passes():
+    check_env(gym.make(ENV_ID).unwrapped)
+
+
+def test_oracle_solves_every_domain_and_random_does_not():
+    oracle = summarize(run_episodes(ENV_ID, "oracle", 4 * len(DOMAIN_NAMES), seed=100, progress=False))
+    assert oracle["success_rate"] == 1.0
+    random_ = summarize(run_episodes(ENV_ID, "random", 40, seed=100, progress=False))
+    assert random_["success_rate"] <= 0.05
+    assert oracle["mean_cost_usd"] == 0.0  # the oracle calls no expert
+
+
+def test_experts_trade_cost_for_success():
+    s1 = summarize(run_episodes(ENV_ID, "expert-1", 40, seed=7, progress=False))
+    s3 = summarize(run_episodes(ENV_ID, "expert-3", 40, seed=7, progress=False))
+    assert s1["mean_cost_usd"] > s3["mean_cost_usd"] > 0
+    assert s1["success_rate"] > s3["success_rate"]
+    assert s1["tool_calls"]["expert-1"] > 0 and "expert-1" not in s3["tool_calls"]
+
+
+def _episode_dump(seed: int) -> str:
+    code = (
+        "import json, gymnasium as gym, numpy as np\n"
+        "from orchestra_gym.agents import make_agent\n"
+        f"env = gym.make('orchestra_gym:{ENV_ID}')\n"
+        f"obs, info = env.reset(seed={seed}); a = make_agent('expert-2'); a.reset(env, obs, info); done=False\n"
+        "while not done:\n"
+        "    obs, r, t, tr, info = env.step(a.act(obs, info)); done = t or tr\n"
+        "info = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in info.items()}\n"
+        "print(json.dumps({'obs': obs, 'info': info}, sort_keys=True))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
+def test_same_seed_same_transcript_and_info_in_two_processes():
+    a, b = _episode_dump(11), _episode_dump(11)
+    assert a == b
+    assert json.loads(a)["info"]["episode_cost_usd"] > 0
+    assert _episode_dump(12) != a
+
+
+def test_async_vector_env_without_shared_memory():
+    envs = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False})
+    try:
+        obs, info = envs.reset(seed=[1, 2])
+        assert len(obs) == 2 and all(isinstance(o, str) and o for o in obs)
+        action = '<tool_call>{"name": "call_expert", "arguments": {"expert": "expert-3"}}</tool_call>'
+        obs, rew, term, trunc, info = envs.step([action, action])
+        assert info["cost_usd"].dtype == np.float64 and (info["cost_usd"] > 0).all()
+    finally:
+        envs.close()
+
+
+def test_task_id_option_and_errors():
+    env = gym.make(ENV_ID)
+    d = DOMAIN_NAMES[0]
+    _, info = env.reset(seed=0, options={"task_id": f"{d}-5"})
+    assert info["task_id"] == env.unwrapped.task.id and env.unwrapped.task.domain == f"synthetic/{d}"
+    with pytest.raises(ValueError, match="expected '<domain>-<seed>'"):
+        env.reset(options={"task_id": "nonsense"})
+    with pytest.raises(ValueError, match="unknown ToolScale domain"):
+        gym.make(ENV_ID, domains=["atlantis"])
