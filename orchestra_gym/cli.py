@@ -50,8 +50,12 @@ def run_episodes(
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
     trajectories_path: str | None = None,
+    all_tasks: bool = False,
 ) -> list[dict[str, Any]]:
     """Run `episodes` episodes of `agent_name` on `env_id`; return one record per episode.
+
+    With ``all_tasks`` the env's fixed task list (``env.unwrapped.task_ids``: tau2, HLE, FRAMES)
+    is played once per task, in order, and `episodes` caps the count (0 = all).
 
     Each record: ``task_id``, ``seed``, ``outcome``, ``solved``, ``cost_usd``, ``latency_s``,
     ``turns``, ``tool_calls`` (dict), ``parse_errors``, ``end_reason``, ``reward_vector``,
@@ -67,12 +71,19 @@ def run_episodes(
     from orchestra_gym.agents import make_agent
 
     env = gym.make(env_id, **(env_kwargs or {}))
+    task_ids: list[Any] = [None] * episodes
+    if all_tasks:
+        ids = getattr(env.unwrapped, "task_ids", None)
+        if not ids:
+            raise ValueError(f"{env_id} has no fixed task list; --all-tasks works for tau2, HLE and FRAMES envs")
+        task_ids = list(ids)[: episodes or None]
     records = []
     traj_file = open(trajectories_path, "w", encoding="utf-8") if trajectories_path else None
     try:
-        for i in tqdm(range(episodes), desc=f"{agent_name} on {env_id}", disable=not progress, file=sys.stderr):
+        for i in tqdm(range(len(task_ids)), desc=f"{agent_name} on {env_id}", disable=not progress, file=sys.stderr):
             agent = make_agent(agent_name, seed=seed + i)
-            obs, info = env.reset(seed=seed + i)
+            opts = {"task_id": task_ids[i]} if task_ids[i] is not None else None
+            obs, info = env.reset(seed=seed + i, options=opts)
             agent.reset(env, obs, info)
             done = False
             while not done:
@@ -117,7 +128,15 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     for r in records:
         reasons[r["end_reason"]] = reasons.get(r["end_reason"], 0) + 1
     lo, hi = wald_interval(sr, n) if n else (math.nan, math.nan)
+    # tau2: components of the reward basis that could not be judged offline (no NL judge)
+    not_judged: dict[str, int] = {}
+    for r in records:
+        for comp in (r["reward_breakdown"] or {}).get("not_evaluated", []) or []:
+            not_judged[comp] = not_judged.get(comp, 0) + 1
+    judged = [r for r in records if not (r["reward_breakdown"] or {}).get("not_evaluated")]
     return {
+        "not_fully_judged": {"episodes": n - len(judged), "components": not_judged},
+        "success_rate_judged": sum(r["solved"] for r in judged) / len(judged) if judged else math.nan,
         "episodes": n,
         "success_rate": sr,
         "success_rate_ci95": [lo, hi],
@@ -139,7 +158,14 @@ def format_table(summary: dict[str, Any], env_id: str, agent: str) -> str:
         f"{env_id:<30} {agent:<10} {summary['episodes']:>8d} {summary['success_rate']:>8.3f} "
         f"{f'[{lo:.2f}, {hi:.2f}]':>15} {summary['mean_cost_usd']:>10.5f} {summary['mean_latency_s']:>10.2f}"
     )
-    return f"{head}\n{row}\ntool calls per episode: {format_mix(summary['tool_calls'])}\nend reasons: {summary['end_reasons']}"
+    text = f"{head}\n{row}\ntool calls per episode: {format_mix(summary['tool_calls'])}\nend reasons: {summary['end_reasons']}"
+    nj = summary.get("not_fully_judged", {})
+    if nj.get("episodes"):
+        text += (
+            f"\nnot judgeable offline: {nj['episodes']} episodes (components without a judge: {nj['components']}; "
+            f"NL assertions need an LLM judge); success on the fully judged ones: {summary['success_rate_judged']:.3f}"
+        )
+    return text
 
 
 def format_mix(tool_calls: dict[str, float], top: int = 6) -> str:
@@ -170,7 +196,8 @@ def _eval(args: argparse.Namespace) -> int:
     if args.models:
         kwargs["models"] = args.models
     records = run_episodes(
-        args.env, args.agent, args.episodes, args.seed, kwargs, progress=not args.no_progress, trajectories_path=args.trajectories
+        args.env, args.agent, args.episodes, args.seed, kwargs, progress=not args.no_progress,
+        trajectories_path=args.trajectories, all_tasks=args.all_tasks,
     )
     summary = summarize(records)
     summary.update(env=args.env, agent=args.agent, seed=args.seed)
@@ -201,6 +228,7 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
     p.add_argument("--data-path", help="dataset file for envs that need one (HLE, FRAMES)")
     p.add_argument("--models", help="models file (TOML) for real endpoints")
+    p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_eval)
     q = sub.add_parser("envs", help="list the registered environment ids")

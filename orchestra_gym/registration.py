@@ -7,6 +7,8 @@ import gymnasium as gym
 # id -> (entry point "module:Class", default kwargs, max_episode_steps handled by the env itself)
 ENV_SPECS: dict[str, tuple[str, dict]] = {
     "ToolOrchestra-ToolScale-v0": ("orchestra_gym.envs.function_calling:ToolScaleEnv", {}),
+    "ToolOrchestra-Tau2-Mock-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "mock"}),
+    "ToolOrchestra-Tau2-Retail-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "retail"}),
 }
 ENV_IDS: tuple[str, ...] = tuple(ENV_SPECS)
 
