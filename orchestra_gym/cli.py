@@ -202,6 +202,14 @@ def _eval(args: argparse.Namespace) -> int:
     summary = summarize(records)
     summary.update(env=args.env, agent=args.agent, seed=args.seed)
     print(format_table(summary, args.env, args.agent))
+    from orchestra_gym.registration import ENV_SPECS
+
+    if ENV_SPECS.get(args.env, ("",))[0].startswith("orchestra_gym.envs.qa:"):
+        # QA envs: the paper's Table 1 units (accuracy with a Wald 95% interval, cents, minutes, calls per model)
+        from orchestra_gym.envs.qa import format_qa_table, qa_metrics
+
+        summary["qa"] = qa_metrics(records)
+        print(format_qa_table(summary["qa"], args.env, args.agent))
     if args.output_json:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output_json).write_text(json.dumps(_jsonable(summary), indent=2))

@@ -14,7 +14,6 @@ Subclasses implement five hooks: `_sample_task`, `_start_episode`, `_execute`, `
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import gymnasium as gym
@@ -206,7 +205,7 @@ class OrchestraEnv(gym.Env[str, str]):
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         self.turn += 1
         parsed: ParsedAction = parse_action(action)
-        raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False, default=str)
+        raw = action if isinstance(action, str) else parsed.raw
         new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
         step_usage = Usage()
         step_errors = list(parsed.errors)
@@ -216,9 +215,8 @@ class OrchestraEnv(gym.Env[str, str]):
             new.append(
                 Message(
                     "user",
-                    "[environment] Your last output was not a valid action: "
-                    + "; ".join(parsed.errors)
-                    + f". {FORMAT_HELP} (malformed outputs so far: {self.error_count} of {self.max_errors} allowed)",
+                    f"[environment] {parsed.error_text()}\n(malformed outputs so far: {self.error_count} of "
+                    f"{self.max_errors} allowed)",
                 )
             )
             if self.error_count >= self.max_errors:
@@ -226,7 +224,7 @@ class OrchestraEnv(gym.Env[str, str]):
         else:
             if parsed.errors:  # partly valid: run what parsed, tell the policy what did not
                 self.error_count += 1
-                new.append(Message("user", "[environment] Part of your output was ignored: " + "; ".join(parsed.errors)))
+                new.append(Message("user", f"[environment] Part of your output was ignored. {parsed.error_text()}"))
             for call in parsed.tool_calls:
                 if self._end_reason is not None:
                     break

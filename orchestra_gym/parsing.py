@@ -23,7 +23,8 @@ Rules (each one is a test in ``tests/test_parsing.py``):
   (optional ``"id": str``). The block ends at the first ``</tool_call>`` that lies *outside* a
   JSON string: tags or braces inside JSON strings never end a call. ``"arguments"`` may be a
   JSON string that itself decodes to an object (some models double-encode); a list, number,
-  boolean or null is an error. A missing ``"arguments"`` means ``{}``.
+  boolean or null is an error. A missing ``"arguments"`` means ``{}``; ``"parameters"`` is
+  accepted in its place (Llama-style output).
 * Several JSON objects in one block (or a JSON array of call objects) give several calls, in
   order. This is accepted rather than rejected because the meaning is unambiguous.
 * Several blocks give several calls, in text order; text between blocks is ignored (it is kept
@@ -50,8 +51,8 @@ Structured actions are accepted too: a call dict ``{"name", "arguments"[, "id"]}
 ``{"tool_calls": [...], "message": str}``. Bad structured actions are errors, never exceptions.
 
 Source: Qwen3 chat template (``<tool_call>\\n{json}\\n</tool_call>``, ``<think>``), Hermes
-function-calling format (NousResearch), ToolOrchestra (arXiv 2511.21689) Sec. 2 (orchestrator
-turn = reasoning, then tool call) and App. D (messages to the user in tau2).
+function-calling format (NousResearch); ToolOrchestra (arXiv 2511.21689), whose orchestrator
+turn is reasoning followed by tool calls, and whose tau2 agents also send messages to a user.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class ParsedAction:
             ``"id"`` the model wrote, else ``call_<i>`` with ``i`` the call's index in this list.
         message: text for the user (from ``<message>`` blocks, or plain text when allowed), or
             None. With tool calls present, the message is delivered after the calls.
-        thinking: the content of ``<think>`` blocks (joined with a blank line), or None.
+        thinking: the content of ``<think>`` blocks (each stripped, joined with a blank line), or None.
         errors: problems found, each naming where and how to fix it. Non-empty means the action
             is not well-formed; the environment answers with these texts and counts an error.
         truncated: the text ended inside an open block (``<tool_call>``, ``<message>`` or
@@ -195,14 +196,14 @@ def _parse_text(text: str, plain_text_as_message: bool, think_open: bool) -> Par
     if think_open:
         end = text.find(_THINK_CLOSE)
         if end < 0:
-            out.thinking = text
+            out.thinking = text.strip()
             out.truncated = True
             out.errors.append(
                 "the thinking block is not closed: end your reasoning with </think> before any "
                 f"tool call or message. {FORMAT_HINT}"
             )
             return out
-        thinking.append(text[:end])
+        thinking.append(text[:end].strip())
         pos = end + len(_THINK_CLOSE)
 
     while pos < n:
@@ -216,7 +217,7 @@ def _parse_text(text: str, plain_text_as_message: bool, think_open: bool) -> Par
         if tag == _THINK_OPEN:
             end = text.find(_THINK_CLOSE, body)
             if end < 0:
-                thinking.append(text[body:])
+                thinking.append(text[body:].strip())
                 out.truncated = True
                 out.errors.append(
                     "<think> is not closed: end your reasoning with </think>; tool calls inside "
@@ -224,7 +225,7 @@ def _parse_text(text: str, plain_text_as_message: bool, think_open: bool) -> Par
                 )
                 pos = n
             else:
-                thinking.append(text[body:end])
+                thinking.append(text[body:end].strip())
                 pos = end + len(_THINK_CLOSE)
         elif tag == _CALL_OPEN:
             pos = _parse_call_block(text, body, out)
@@ -439,7 +440,9 @@ def _parse_structured(action: Any) -> ParsedAction:
     elif isinstance(action, ToolCall):
         calls_in = [action]
     elif isinstance(action, dict):
-        if "name" in action or "function" in action:
+        if ("name" in action or "function" in action) and ("message" in action or "tool_calls" in action):
+            out.errors.append(f"a call dict cannot also carry \"message\" or \"tool_calls\". {hint}")
+        elif "name" in action or "function" in action:
             calls_in = [action]
         elif "message" in action or "tool_calls" in action:
             unknown = sorted(set(map(str, action)) - {"message", "tool_calls"})

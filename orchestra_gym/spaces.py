@@ -50,8 +50,9 @@ __all__ = [
     "text_observation_space",
 ]
 
-# An orchestrator turn is at most 8k generated tokens (paper Sec. 4); at <= ~4 characters per
-# token that is 32k characters. The bound is generous so that no real output is rejected.
+# An orchestrator turn is at most 8k generated tokens (DESIGN.md Sec. 5, the paper's training
+# setup); at <= ~4 characters per token that is 32k characters. The bound is generous so that
+# no real output is rejected.
 ACTION_MAX_CHARS = 1 << 17  # 131,072 characters
 # A whole rendered transcript (50 turns with tool outputs) stays far below this.
 OBSERVATION_MAX_CHARS = 1 << 23  # 8,388,608 characters
@@ -72,13 +73,14 @@ class TextSpace(Space[str]):
     Unlike `gymnasium.spaces.Text`, there is no character set: every ``str`` (spaces, newlines,
     any script, emoji) of an allowed length is a member. ``sample`` draws a seeded random
     string over `SAMPLE_ALPHABET` (or ``sample_alphabet``) with a uniform length in
-    ``[min_length, min(max_length, sample_max_length)]``; samples are members.
+    ``[min_length, max(min_length, min(max_length, sample_max_length))]``; samples are members.
 
     Args:
         max_length: largest allowed length (characters, >= min_length).
         min_length: smallest allowed length (characters, default 0: a model may output nothing).
-        sample_max_length: cap on the length of *sampled* strings (default 256), so that sampling
-            from a space that allows megabytes stays cheap. Does not affect ``contains``.
+        sample_max_length: cap on the length of *sampled* strings (default 256, raised to
+            min_length if smaller), so that sampling from a space that allows megabytes stays
+            cheap. Does not affect ``contains``.
         sample_alphabet: characters that ``sample`` draws from (non-empty).
         seed: seed for ``sample`` (int or `np.random.Generator`), as every Gymnasium space.
 
@@ -106,8 +108,8 @@ class TextSpace(Space[str]):
             raise ValueError(f"min_length must be >= 0, got {min_length}")
         if max_length < min_length:
             raise ValueError(f"max_length ({max_length}) must be >= min_length ({min_length})")
-        if sample_max_length < min_length:
-            raise ValueError(f"sample_max_length ({sample_max_length}) must be >= min_length ({min_length})")
+        if sample_max_length < 0:
+            raise ValueError(f"sample_max_length must be >= 0, got {sample_max_length}")
         if not isinstance(sample_alphabet, str) or not sample_alphabet:
             raise ValueError("sample_alphabet must be a non-empty string of characters to sample from")
         self.max_length = int(max_length)
@@ -130,7 +132,7 @@ class TextSpace(Space[str]):
         """
         if probability is not None:
             raise ValueError("TextSpace.sample does not support a probability mask (there is no character set)")
-        hi = min(self.max_length, self.sample_max_length)
+        hi = max(self.min_length, min(self.max_length, self.sample_max_length))
         if mask is not None:
             if not (isinstance(mask, tuple) and len(mask) == 2 and mask[1] is None):
                 raise ValueError("TextSpace.sample mask must be (length, None); character masks are not supported")

@@ -99,7 +99,7 @@ def test_malformed_action_is_an_observation_then_truncation():
     env.reset(seed=0)
     obs, r, term, trunc, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}</tool_call>')
     assert not term and not trunc and info["parse_errors"] == 1.0
-    assert "not a valid action" in obs and info["step_errors"]
+    assert "could not be executed" in obs and info["step_errors"]
     obs, r, term, trunc, info = env.step("<tool_call>not json</tool_call>")
     assert trunc and not term and info["outcome"] == 0.0 and info["end_reason"] == "too_many_errors"
     with pytest.raises(RuntimeError, match="episode has ended"):

@@ -120,6 +120,8 @@ def test_sample_respects_caps_and_alphabet():
     assert max(len(x) for x in xs) == 5 and min(len(x) for x in xs) == 0
     assert set("".join(xs)) == {"a", "b"}
     assert len(TextSpace(3, seed=1).sample(mask=(3, None))) == 3
+    long_min = TextSpace(5000, min_length=1000, seed=2)  # min_length above the sampling cap
+    assert all(len(x) == 1000 for x in (long_min.sample(), long_min.sample()))
 
 
 def test_sample_mixes_scripts():

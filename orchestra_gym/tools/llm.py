@@ -137,6 +137,35 @@ def _classify(resp: httpx.Response | None, exc: BaseException | None) -> tuple[b
     return (resp.status_code == 429 or resp.status_code >= 500), desc
 
 
+class _Attempts:
+    """Bookkeeping shared by the sync and async retry loops: classify a failed attempt, decide
+    whether to retry and how long to sleep, and build the final `HTTPOutcome`."""
+
+    def __init__(self, url: str, policy: RetryPolicy, rng: random.Random, secrets: tuple[str | None, ...], what: str):
+        self.url, self.policy, self.rng, self.secrets, self.what = url, policy, rng, secrets, what
+        self.t0 = time.perf_counter()
+        self.status, self.desc, self.n = 0, "", 0
+
+    def success(self, resp: httpx.Response) -> HTTPOutcome:
+        return HTTPOutcome(resp, self.n, None, resp.status_code, time.perf_counter() - self.t0)
+
+    def failed(self, resp: httpx.Response | None, exc: BaseException | None) -> float | None:
+        """Record a failed attempt; seconds to sleep before the next one, or None to stop."""
+        retryable, desc = _classify(resp, exc)
+        self.status = resp.status_code if resp is not None else 0
+        self.desc = redact(desc, self.secrets)
+        if not retryable or self.n > self.policy.max_retries:
+            return None
+        sleep = self.policy.backoff(self.n - 1, self.rng, _retry_after_seconds(resp) if resp is not None else None)
+        log.warning("%s to %s failed (%s); retry %d/%d in %.2fs", self.what, self.url, self.desc, self.n,
+                    self.policy.max_retries, sleep)
+        return sleep
+
+    def failure(self) -> HTTPOutcome:
+        err = f"{self.what} to {self.url} failed after {self.n} attempt{'s' if self.n > 1 else ''}: {self.desc}"
+        return HTTPOutcome(None, self.n, err, self.status, time.perf_counter() - self.t0)
+
+
 def send_with_retries(
     client: httpx.Client,
     url: str,
@@ -152,28 +181,20 @@ def send_with_retries(
     Retried: timeouts, transport errors (refused or dropped connections), HTTP 429 and 5xx.
     Not retried: other 4xx. ``secrets`` are redacted from every error text and log line.
     """
-    t0 = time.perf_counter()
-    last_status, last_desc = 0, ""
-    for attempt in range(policy.max_retries + 1):
+    st = _Attempts(url, policy, rng, secrets, what)
+    while True:
+        st.n += 1
         resp, exc = None, None
         try:
             resp = client.post(url, json=payload, headers=headers, timeout=policy.timeout_s)
         except httpx.HTTPError as e:  # timeouts, connect errors, dropped connections, bad URLs
             exc = e
         if resp is not None and resp.is_success:
-            return HTTPOutcome(resp, attempt + 1, None, resp.status_code, time.perf_counter() - t0)
-        retryable, desc = _classify(resp, exc)
-        last_status = resp.status_code if resp is not None else 0
-        last_desc = redact(desc, secrets)
-        if not retryable or attempt == policy.max_retries:
-            break
-        sleep = policy.backoff(attempt, rng, _retry_after_seconds(resp) if resp is not None else None)
-        log.warning("%s to %s failed (%s); retry %d/%d in %.2fs", what, url, last_desc, attempt + 1,
-                    policy.max_retries, sleep)
+            return st.success(resp)
+        sleep = st.failed(resp, exc)
+        if sleep is None:
+            return st.failure()
         time.sleep(sleep)
-    n = attempt + 1
-    err = f"{what} to {url} failed after {n} attempt{'s' if n > 1 else ''}: {last_desc}"
-    return HTTPOutcome(None, n, err, last_status, time.perf_counter() - t0)
 
 
 async def asend_with_retries(
@@ -187,28 +208,20 @@ async def asend_with_retries(
     what: str = "request",
 ) -> HTTPOutcome:
     """Async twin of `send_with_retries` (same retry rules, ``asyncio.sleep`` for back-off)."""
-    t0 = time.perf_counter()
-    last_status, last_desc = 0, ""
-    for attempt in range(policy.max_retries + 1):
+    st = _Attempts(url, policy, rng, secrets, what)
+    while True:
+        st.n += 1
         resp, exc = None, None
         try:
             resp = await client.post(url, json=payload, headers=headers, timeout=policy.timeout_s)
         except httpx.HTTPError as e:
             exc = e
         if resp is not None and resp.is_success:
-            return HTTPOutcome(resp, attempt + 1, None, resp.status_code, time.perf_counter() - t0)
-        retryable, desc = _classify(resp, exc)
-        last_status = resp.status_code if resp is not None else 0
-        last_desc = redact(desc, secrets)
-        if not retryable or attempt == policy.max_retries:
-            break
-        sleep = policy.backoff(attempt, rng, _retry_after_seconds(resp) if resp is not None else None)
-        log.warning("%s to %s failed (%s); retry %d/%d in %.2fs", what, url, last_desc, attempt + 1,
-                    policy.max_retries, sleep)
+            return st.success(resp)
+        sleep = st.failed(resp, exc)
+        if sleep is None:
+            return st.failure()
         await asyncio.sleep(sleep)
-    n = attempt + 1
-    err = f"{what} to {url} failed after {n} attempt{'s' if n > 1 else ''}: {last_desc}"
-    return HTTPOutcome(None, n, err, last_status, time.perf_counter() - t0)
 
 
 @dataclass

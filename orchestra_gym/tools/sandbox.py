@@ -428,7 +428,7 @@ class PythonSandbox:
         try:
             r = run_python(code, self.timeout_s, self.memory_mb, isolation=self.isolation, python=self.python,
                            max_output_bytes=self.max_output_bytes)
-        except (SandboxError, ValueError, OSError) as e:
+        except Exception as e:  # SandboxError, ValueError, OSError, ...: never raise into the env
             return ToolResult(content=f"{self.name}: {e}", error=True,
                               usage=Usage(latency_s=time.perf_counter() - t0), metadata={"sandbox_error": True})
         try:

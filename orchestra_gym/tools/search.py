@@ -340,7 +340,7 @@ class LocalSearch:
         t0 = time.perf_counter()
         try:
             hits = self.search(query, int(k))
-        except (SearchError, TypeError, ValueError) as e:
+        except Exception as e:  # SearchError, bad k, library errors: never raise into the env
             return ToolResult(content=f"{self.name}: {e}", error=True, usage=Usage(latency_s=time.perf_counter() - t0))
         try:
             fee = _pricing.fee_usd("local_search_per_call", 1, self.pricing)
@@ -359,6 +359,16 @@ class LocalSearch:
             return ToolResult(content=f"{self.name}: argument 'k' must be an integer from 1 to 20, got {k!r}",
                               error=True)
         return self(arguments["query"], k)
+
+
+def _never_raise(call: Any, name: str) -> Any:
+    def wrapped() -> ToolResult:
+        try:
+            return call()
+        except Exception as e:
+            return ToolResult(content=f"{name}: unexpected {type(e).__name__}: {e}", error=True)
+
+    return wrapped
 
 
 class WebSearch:
@@ -458,7 +468,7 @@ class WebSearch:
                               metadata={"results": [{k: r.get(k) for k in ("title", "url", "content", "score")}
                                                     for r in results], "attempts": attempts})
 
-        return cached_tool_call(self.cache, "web_search", payload, call)
+        return cached_tool_call(self.cache, "web_search", payload, _never_raise(call, self.name))
 
     def extract(self, urls: list[str] | str, max_chars: int = 4000) -> ToolResult:
         """Tavily extract of `urls`: content holds each page's text (cut at `max_chars`) and the
@@ -481,7 +491,7 @@ class WebSearch:
                               usage=Usage(cost_usd=self._fee() if ok else 0.0, latency_s=latency),
                               metadata={"urls": [r.get("url") for r in ok], "failed": failed, "attempts": attempts})
 
-        return cached_tool_call(self.cache, "web_extract", payload, call)
+        return cached_tool_call(self.cache, "web_extract", payload, _never_raise(call, self.name))
 
     def run(self, arguments: dict[str, Any]) -> ToolResult:
         """Tool entry point: ``{"query": str}`` searches, ``{"urls": [...]}`` extracts."""

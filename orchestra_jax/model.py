@@ -1,0 +1,339 @@
+"""Qwen3 decoder in flax.nnx, numerically matching transformers' `Qwen3ForCausalLM`.
+
+Architecture (source: transformers `models/qwen3/modeling_qwen3.py`, Qwen3 technical report):
+token embedding -> L x [RMSNorm -> GQA attention with per-head RMS QK-norm and half-split RoPE
+-> residual -> RMSNorm -> SwiGLU MLP -> residual] -> RMSNorm -> LM head (tied or untied).
+
+Parameters of the L layers are stacked along a leading `layers` axis and the stack runs under
+`jax.lax.scan`, so compile time does not grow with depth (36 layers for Qwen3-8B). Every
+parameter carries its logical axis names (`out_sharding` metadata), mapped to mesh axes by
+`orchestra_jax.sharding`:
+
+=============  ===========================  ===================================
+parameter      shape                        logical axes
+=============  ===========================  ===================================
+embed          [V, D]                       (vocab, embed)
+attn_norm      [L, D]                       (layers, norm)
+wq             [L, D, N, H]                 (layers, embed, q_heads, head_dim)
+wk, wv         [L, D, K, H]                 (layers, embed, kv_heads, head_dim)
+wo             [L, N, H, D]                 (layers, q_heads, head_dim, embed)
+q_norm, k_norm [L, H]                       (layers, head_dim)
+mlp_norm       [L, D]                       (layers, norm)
+w_gate, w_up   [L, D, F]                    (layers, embed, mlp)
+w_down         [L, F, D]                    (layers, mlp, embed)
+final_norm     [D]                          (norm,)
+lm_head        [D, V] (absent when tied)    (embed, vocab)
+=============  ===========================  ===================================
+
+Dtype policy: weights are stored in `config.param_dtype`, cast per layer to
+`config.compute_dtype` for matmuls; RMSNorm statistics, attention softmax, logits and
+log-softmax are float32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from orchestra_jax.config import ModelConfig
+
+LAYER_PARAMS = ("attn_norm", "wq", "wk", "wv", "wo", "q_norm", "k_norm", "mlp_norm",
+                "w_gate", "w_up", "w_down")
+_NEG = -1e30  # additive mask value (finite so fully-masked padding rows stay NaN-free)
+
+
+def _dtype(name: str) -> jnp.dtype:
+    return jnp.dtype(name)
+
+
+# --------------------------------------------------------------------------- KV cache
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class KVCache:
+    """Key/value cache shared by all rows of a batch (rows are aligned by slot).
+
+    Attributes:
+        k, v: [L, B, S, K, H] compute dtype; slot s of row b holds the key/value of one token.
+        valid: [B, S] bool, True where the slot holds a real token (padding slots are False and
+            never attended to).
+        length: [B] int32, number of real tokens of each row (the next RoPE position).
+        slot: [] int32, next slot to write (the same for every row).
+    """
+
+    k: jax.Array
+    v: jax.Array
+    valid: jax.Array
+    length: jax.Array
+    slot: jax.Array
+
+    @staticmethod
+    def init(config: ModelConfig, batch: int, max_len: int, dtype: Any = None) -> "KVCache":
+        """Empty cache for `batch` rows and `max_len` slots (tokens)."""
+        dtype = _dtype(config.compute_dtype) if dtype is None else dtype
+        shape = (config.num_layers, batch, max_len, config.num_kv_heads, config.head_dim)
+        return KVCache(k=jnp.zeros(shape, dtype), v=jnp.zeros(shape, dtype),
+                       valid=jnp.zeros((batch, max_len), bool), length=jnp.zeros((batch,), jnp.int32),
+                       slot=jnp.zeros((), jnp.int32))
+
+    @property
+    def max_len(self) -> int:
+        return self.k.shape[2]
+
+
+# ----------------------------------------------------------------------- primitives
+def rms_norm(x: jax.Array, weight: jax.Array, eps: float) -> jax.Array:
+    """RMSNorm over the last axis, statistics in float32, as HF `Qwen3RMSNorm`."""
+    xf = x.astype(jnp.float32)
+    xf = xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=-1, keepdims=True) + eps)
+    return weight.astype(x.dtype) * xf.astype(x.dtype)
+
+
+def rope_tables(positions: jax.Array, head_dim: int, theta: float) -> tuple[jax.Array, jax.Array]:
+    """cos, sin float32 [B, T, head_dim] for integer positions [B, T] (HF default RoPE)."""
+    inv_freq = 1.0 / (theta ** (jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim))
+    freqs = positions.astype(jnp.float32)[..., None] * inv_freq
+    emb = jnp.concatenate([freqs, freqs], axis=-1)
+    return jnp.cos(emb), jnp.sin(emb)
+
+
+def apply_rope(x: jax.Array, cos: jax.Array, sin: jax.Array) -> jax.Array:
+    """Half-split rotation (HF `rotate_half`) of x [B, T, heads, H] by cos/sin [B, T, H]."""
+    half = x.shape[-1] // 2
+    rotated = jnp.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    cos, sin = cos[:, :, None, :].astype(x.dtype), sin[:, :, None, :].astype(x.dtype)
+    return x * cos + rotated * sin
+
+
+def attention(q: jax.Array, k: jax.Array, v: jax.Array, mask: jax.Array) -> jax.Array:
+    """Grouped-query attention.
+
+    Args:
+        q: [B, T, N, H]; k, v: [B, S, K, H] with N % K == 0; mask: [B, T, S] bool (True = attend).
+    Returns:
+        [B, T, N, H] in q's dtype; scores and softmax in float32, scale H ** -0.5.
+    """
+    b, t, n, h = q.shape
+    kh = k.shape[2]
+    qg = q.reshape(b, t, kh, n // kh, h)
+    scores = jnp.einsum("btkgh,bskh->bkgts", qg, k, preferred_element_type=jnp.float32) * (h ** -0.5)
+    scores = jnp.where(mask[:, None, None, :, :], scores, _NEG)
+    probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
+    out = jnp.einsum("bkgts,bskh->btkgh", probs, v)
+    return out.reshape(b, t, n, h)
+
+
+def positions_from_mask(attention_mask: jax.Array) -> jax.Array:
+    """RoPE positions [B, T] int32 = cumsum(mask) - 1 (clipped at 0), so left padding is inert."""
+    return jnp.maximum(jnp.cumsum(attention_mask.astype(jnp.int32), axis=-1) - 1, 0)
+
+
+# ---------------------------------------------------------------------------- module
+def _param(value: jax.Array, names: tuple[str, ...]) -> nnx.Param:
+    return nnx.Param(value, out_sharding=names, eager_sharding=False)
+
+
+class Qwen3(nnx.Module):
+    """Qwen3 causal LM (see the module docstring for parameters and their logical axes).
+
+    Args:
+        config: architecture and dtype policy.
+        rngs: `nnx.Rngs`; matrices are drawn from N(0, 0.02^2) (HF `initializer_range`), norm
+            weights start at 1. Load real weights with `orchestra_jax.weights.load_hf_checkpoint`.
+    """
+
+    def __init__(self, config: ModelConfig, *, rngs: nnx.Rngs):
+        self.config = config
+        c = config
+        pd = _dtype(c.param_dtype)
+        normal = jax.nn.initializers.normal(0.02)
+        L, D, N, K, H, F, V = (c.num_layers, c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim,
+                               c.intermediate_size, c.vocab_size)
+
+        def mat(shape, names):
+            return _param(normal(rngs.params(), shape, pd), names)
+
+        def ones(shape, names):
+            return _param(jnp.ones(shape, pd), names)
+
+        self.embed = mat((V, D), ("vocab", "embed"))
+        self.attn_norm = ones((L, D), ("layers", "norm"))
+        self.wq = mat((L, D, N, H), ("layers", "embed", "q_heads", "head_dim"))
+        self.wk = mat((L, D, K, H), ("layers", "embed", "kv_heads", "head_dim"))
+        self.wv = mat((L, D, K, H), ("layers", "embed", "kv_heads", "head_dim"))
+        self.wo = mat((L, N, H, D), ("layers", "q_heads", "head_dim", "embed"))
+        self.q_norm = ones((L, H), ("layers", "head_dim"))
+        self.k_norm = ones((L, H), ("layers", "head_dim"))
+        self.mlp_norm = ones((L, D), ("layers", "norm"))
+        self.w_gate = mat((L, D, F), ("layers", "embed", "mlp"))
+        self.w_up = mat((L, D, F), ("layers", "embed", "mlp"))
+        self.w_down = mat((L, F, D), ("layers", "mlp", "embed"))
+        self.final_norm = ones((D,), ("norm",))
+        if not c.tie_word_embeddings:
+            self.lm_head = mat((D, V), ("embed", "vocab"))
+
+    # ------------------------------------------------------------------ internals
+    def _layer_params(self) -> dict[str, jax.Array]:
+        return {name: getattr(self, name)[...] for name in LAYER_PARAMS}
+
+    def _run_layers(self, x: jax.Array, positions: jax.Array, mask: jax.Array,
+                    cache: KVCache | None) -> tuple[jax.Array, KVCache | None]:
+        """x [B, T, D] compute dtype -> [B, T, D]; mask [B, T, S] bool; cache updated at its slot."""
+        c = self.config
+        cd = _dtype(c.compute_dtype)
+        eps = c.rms_norm_eps
+        cos, sin = rope_tables(positions, c.head_dim, c.rope_theta)
+        params = self._layer_params()
+
+        def layer(carry, xs):
+            h_in, ck, cv = carry
+            p, idx = xs
+            p = {k: w.astype(cd) for k, w in p.items()}
+            h = rms_norm(h_in, p["attn_norm"], eps)
+            q = jnp.einsum("btd,dnh->btnh", h, p["wq"])
+            k = jnp.einsum("btd,dkh->btkh", h, p["wk"])
+            v = jnp.einsum("btd,dkh->btkh", h, p["wv"])
+            q = apply_rope(rms_norm(q, p["q_norm"], eps), cos, sin)
+            k = apply_rope(rms_norm(k, p["k_norm"], eps), cos, sin)
+            if ck is not None:
+                start = (idx, 0, cache.slot, 0, 0)
+                ck = jax.lax.dynamic_update_slice(ck, k[None].astype(ck.dtype), start)
+                cv = jax.lax.dynamic_update_slice(cv, v[None].astype(cv.dtype), start)
+                k_all = jax.lax.dynamic_index_in_dim(ck, idx, 0, keepdims=False).astype(cd)
+                v_all = jax.lax.dynamic_index_in_dim(cv, idx, 0, keepdims=False).astype(cd)
+            else:
+                k_all, v_all = k, v
+            o = attention(q, k_all, v_all, mask)
+            h_mid = h_in + jnp.einsum("btnh,nhd->btd", o, p["wo"])
+            h = rms_norm(h_mid, p["mlp_norm"], eps)
+            gate = jnp.einsum("btd,df->btf", h, p["w_gate"])
+            up = jnp.einsum("btd,df->btf", h, p["w_up"])
+            h_out = h_mid + jnp.einsum("btf,fd->btd", jax.nn.silu(gate) * up, p["w_down"])
+            return (h_out, ck, cv), None
+
+        if c.remat:
+            layer = jax.checkpoint(layer)
+        carry = (x, None if cache is None else cache.k, None if cache is None else cache.v)
+        idxs = jnp.arange(c.num_layers, dtype=jnp.int32)
+        if c.scan_layers:
+            carry, _ = jax.lax.scan(layer, carry, (params, idxs))
+        else:
+            for i in range(c.num_layers):
+                carry, _ = layer(carry, (jax.tree.map(lambda w: w[i], params), idxs[i]))
+        h, ck, cv = carry
+        h = rms_norm(h, self.final_norm[...].astype(cd), eps)
+        if cache is None:
+            return h, None
+        return h, dataclasses.replace(cache, k=ck, v=cv)
+
+    # -------------------------------------------------------------------- public
+    def embed_tokens(self, input_ids: jax.Array) -> jax.Array:
+        """[B, T] int32 -> [B, T, D] compute dtype."""
+        return jnp.take(self.embed[...], input_ids, axis=0).astype(_dtype(self.config.compute_dtype))
+
+    def hidden_states(self, input_ids: jax.Array, attention_mask: jax.Array | None = None,
+                      positions: jax.Array | None = None) -> jax.Array:
+        """Final-normed hidden states [B, T, D] (compute dtype) for a full causal forward.
+
+        Args:
+            input_ids: int32 [B, T]. attention_mask: [B, T] (1/True = real token; default all
+            real); padded keys are never attended. positions: int32 [B, T]; default
+            cumsum(mask) - 1, so left padding leaves the real tokens' outputs unchanged.
+        """
+        b, t = input_ids.shape
+        if attention_mask is None:
+            attention_mask = jnp.ones((b, t), bool)
+        attention_mask = attention_mask.astype(bool)
+        if positions is None:
+            positions = positions_from_mask(attention_mask)
+        causal = jnp.tril(jnp.ones((t, t), bool))
+        mask = causal[None] & attention_mask[:, None, :]
+        h, _ = self._run_layers(self.embed_tokens(input_ids), positions, mask, None)
+        return h
+
+    def head_matrix(self) -> jax.Array:
+        """LM head [D, V] in compute dtype (the transposed embedding when tied)."""
+        cd = _dtype(self.config.compute_dtype)
+        if self.config.tie_word_embeddings:
+            return self.embed[...].astype(cd).T
+        return self.lm_head[...].astype(cd)
+
+    def logits_from_hidden(self, h: jax.Array) -> jax.Array:
+        """[..., D] -> float32 logits [..., V]."""
+        return jnp.einsum("...d,dv->...v", h, self.head_matrix(), preferred_element_type=jnp.float32)
+
+    def __call__(self, input_ids: jax.Array, attention_mask: jax.Array | None = None,
+                 positions: jax.Array | None = None) -> jax.Array:
+        """Float32 logits [B, T, V] for int32 input_ids [B, T] (see `hidden_states`)."""
+        return self.logits_from_hidden(self.hidden_states(input_ids, attention_mask, positions))
+
+    def forward_cached(self, input_ids: jax.Array, token_mask: jax.Array,
+                       cache: KVCache) -> tuple[jax.Array, KVCache]:
+        """Feed a block of tokens into the KV cache (prefill, decode step, or multi-turn extend).
+
+        Args:
+            input_ids: int32 [B, T]; written to cache slots [cache.slot, cache.slot + T).
+            token_mask: bool [B, T]; False marks padding (not attended, no position used).
+            cache: the cache; the caller guarantees cache.slot + T <= cache.max_len.
+        Returns:
+            (hidden [B, T, D] compute dtype, updated cache). Positions continue each row's
+            count of real tokens, so a row's padding anywhere in the cache is inert.
+        """
+        b, t = input_ids.shape
+        token_mask = token_mask.astype(bool)
+        positions = cache.length[:, None] + positions_from_mask(token_mask)
+        valid = jax.lax.dynamic_update_slice(cache.valid, token_mask, (0, cache.slot))
+        q_slots = cache.slot + jnp.arange(t, dtype=jnp.int32)
+        k_slots = jnp.arange(cache.max_len, dtype=jnp.int32)
+        mask = valid[:, None, :] & (k_slots[None, None, :] <= q_slots[None, :, None])
+        h, cache = self._run_layers(self.embed_tokens(input_ids), positions, mask, cache)
+        cache = dataclasses.replace(cache, valid=valid,
+                                    length=cache.length + token_mask.sum(-1, dtype=jnp.int32),
+                                    slot=cache.slot + t)
+        return h, cache
+
+
+# --------------------------------------------------------------------- log-probs
+def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
+                   attention_mask: jax.Array | None = None, *, chunk: int = 256,
+                   temperature: float = 1.0, positions: jax.Array | None = None) -> jax.Array:
+    """Log-probabilities of `targets` under the model, without materialising [B, T, V] logits.
+
+    logp[b, t] = log_softmax(logits[b, t] / temperature)[targets[b, t]], float32, computed over
+    the full vocabulary in sequence chunks of `chunk` positions (each chunk's logits are
+    rematerialised in the backward pass, so peak memory is [B, chunk, V] fp32).
+
+    Args:
+        input_ids, targets: int32 [B, T] (targets usually input_ids shifted left by one).
+        attention_mask: [B, T]; positions where it is 0 still get a (meaningless) value; mask
+            them in the loss.
+    Returns:
+        float32 [B, T].
+    """
+    h = model.hidden_states(input_ids, attention_mask, positions)
+    w = model.head_matrix()
+    b, t, d = h.shape
+    chunk = max(1, min(chunk, t))
+    pad = (-t) % chunk
+    if pad:
+        h = jnp.pad(h, ((0, 0), (0, pad), (0, 0)))
+        targets = jnp.pad(targets, ((0, 0), (0, pad)))
+    n = (t + pad) // chunk
+    hc = h.reshape(b, n, chunk, d).swapaxes(0, 1)
+    tc = targets.reshape(b, n, chunk).swapaxes(0, 1)
+
+    @jax.checkpoint
+    def one(hx, tx):
+        logits = jnp.einsum("bcd,dv->bcv", hx, w, preferred_element_type=jnp.float32) / temperature
+        logz = jax.nn.logsumexp(logits, axis=-1)
+        picked = jnp.take_along_axis(logits, tx[..., None], axis=-1)[..., 0]
+        return picked - logz
+
+    def body(_, xs):
+        return None, one(*xs)
+
+    _, out = jax.lax.scan(body, None, (hc, tc))
+    return out.swapaxes(0, 1).reshape(b, n * chunk)[:, :t]

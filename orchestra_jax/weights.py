@@ -1,0 +1,296 @@
+"""Hugging Face safetensors checkpoints <-> `orchestra_jax.model.Qwen3` parameters.
+
+Name and layout mapping (HF `Qwen3ForCausalLM` state dict; torch `nn.Linear` weights are
+[out, in], ours are [in, out] with heads split out):
+
+==========================================  ====================  =========================
+HF tensor                                   HF shape              ours
+==========================================  ====================  =========================
+model.embed_tokens.weight                   [V, D]                embed [V, D]
+model.layers.{i}.input_layernorm.weight     [D]                   attn_norm[i]
+model.layers.{i}.self_attn.q_proj.weight    [N*H, D]              wq[i] [D, N, H]
+model.layers.{i}.self_attn.k_proj.weight    [K*H, D]              wk[i] [D, K, H]
+model.layers.{i}.self_attn.v_proj.weight    [K*H, D]              wv[i] [D, K, H]
+model.layers.{i}.self_attn.o_proj.weight    [D, N*H]              wo[i] [N, H, D]
+model.layers.{i}.self_attn.q_norm.weight    [H]                   q_norm[i]
+model.layers.{i}.self_attn.k_norm.weight    [H]                   k_norm[i]
+model.layers.{i}.post_attention_layernorm   [D]                   mlp_norm[i]
+model.layers.{i}.mlp.gate_proj.weight       [F, D]                w_gate[i] [D, F]
+model.layers.{i}.mlp.up_proj.weight         [F, D]                w_up[i] [D, F]
+model.layers.{i}.mlp.down_proj.weight       [D, F]                w_down[i] [F, D]
+model.norm.weight                           [D]                   final_norm
+lm_head.weight (untied only)                [V, D]                lm_head [D, V]
+==========================================  ====================  =========================
+
+Loading builds each parameter with `jax.make_array_from_callback`: every device shard is
+read from the memory-mapped safetensors file(s) slice by slice, so no host copy of the
+whole model is ever made.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+from jax.sharding import Mesh, SingleDeviceSharding
+
+from orchestra_jax.config import ModelConfig
+from orchestra_jax.model import Qwen3
+from orchestra_jax.sharding import RULES, variable_sharding
+
+_LAYER_HF = {
+    "attn_norm": "input_layernorm.weight",
+    "wq": "self_attn.q_proj.weight",
+    "wk": "self_attn.k_proj.weight",
+    "wv": "self_attn.v_proj.weight",
+    "wo": "self_attn.o_proj.weight",
+    "q_norm": "self_attn.q_norm.weight",
+    "k_norm": "self_attn.k_norm.weight",
+    "mlp_norm": "post_attention_layernorm.weight",
+    "w_gate": "mlp.gate_proj.weight",
+    "w_up": "mlp.up_proj.weight",
+    "w_down": "mlp.down_proj.weight",
+}
+_GLOBAL_HF = {"embed": "model.embed_tokens.weight", "final_norm": "model.norm.weight",
+              "lm_head": "lm_head.weight"}
+# How an HF tensor maps to our per-layer layout: "copy", "t" (transpose), "in_heads"
+# ([heads*H, D] -> [D, heads, H]), "out_heads" ([D, N*H] -> [N, H, D]).
+_KIND = {"attn_norm": "copy", "q_norm": "copy", "k_norm": "copy", "mlp_norm": "copy",
+         "final_norm": "copy", "embed": "copy", "wq": "in_heads", "wk": "in_heads",
+         "wv": "in_heads", "wo": "out_heads", "w_gate": "t", "w_up": "t", "w_down": "t",
+         "lm_head": "t"}
+
+
+def hf_key(name: str, layer: int | None = None) -> str:
+    """HF tensor name of our parameter `name` (for layer `layer` when stacked)."""
+    if name in _LAYER_HF:
+        return f"model.layers.{layer}.{_LAYER_HF[name]}"
+    return _GLOBAL_HF[name]
+
+
+def _param_names(config: ModelConfig) -> list[str]:
+    names = ["embed", *_LAYER_HF, "final_norm"]
+    return names if config.tie_word_embeddings else names + ["lm_head"]
+
+
+def _read_block(handle: Any, key: str, kind: str, index: tuple[slice, ...], shape: tuple[int, ...],
+                dtype: np.dtype) -> np.ndarray:
+    """Read our-layout block `index` (over our per-layer `shape`) of HF tensor `key`."""
+    sl = handle.get_slice(key)
+    idx = tuple(s.indices(n) for s, n in zip(index, shape))
+    rng = [slice(a, b) for a, b, _ in idx]
+    if kind == "copy":
+        block = sl[tuple(rng)]
+    elif kind == "t":
+        block = sl[rng[1], rng[0]].T
+    elif kind == "in_heads":  # ours [D, heads, H] <- HF [heads*H, D]
+        d, (h0, h1, _), (e0, e1, _) = rng[0], idx[1], idx[2]
+        hd = shape[2]
+        rows = sl[h0 * hd:h1 * hd, d].reshape(h1 - h0, hd, -1)[:, e0:e1]
+        block = rows.transpose(2, 0, 1)
+    elif kind == "out_heads":  # ours [N, H, D] <- HF [D, N*H]
+        (h0, h1, _), (e0, e1, _), d = idx[0], idx[1], rng[2]
+        hd = shape[1]
+        cols = sl[d, h0 * hd:h1 * hd].reshape(-1, h1 - h0, hd)[:, :, e0:e1]
+        block = cols.transpose(1, 2, 0)
+    else:  # pragma: no cover - table is closed
+        raise AssertionError(kind)
+    return np.asarray(block, dtype=dtype)
+
+
+def _checkpoint_files(path: Path) -> dict[str, Path]:
+    """Map tensor name -> safetensors file for a checkpoint directory."""
+    index = path / "model.safetensors.index.json"
+    single = path / "model.safetensors"
+    if index.exists():
+        weight_map = json.loads(index.read_text())["weight_map"]
+        return {k: path / f for k, f in weight_map.items()}
+    if single.exists():
+        from safetensors import safe_open
+
+        with safe_open(single, "np") as f:
+            return {k: single for k in f.keys()}
+    raise FileNotFoundError(f"no model.safetensors or model.safetensors.index.json in {path}")
+
+
+def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: str | None = None,
+                       rules: dict[str, Any] = RULES, **config_overrides: Any) -> tuple[Qwen3, ModelConfig]:
+    """Load a local Hugging Face Qwen3 checkpoint directory into a sharded `Qwen3`.
+
+    Args:
+        path: directory with `config.json` and `model.safetensors` or a sharded
+            `model.safetensors.index.json`.
+        mesh: place each parameter onto its NamedSharding on this mesh (see
+            `orchestra_jax.sharding`); None puts everything on the first device.
+        dtype: parameter storage dtype ("float32", "bfloat16", "float16"); default: the dtype
+            config.json records (`torch_dtype` / `dtype`), else float32. Converted shard by
+            shard while reading.
+        **config_overrides: other ModelConfig fields (compute_dtype, remat, ...).
+    Returns:
+        (model, config).
+    Raises:
+        FileNotFoundError: missing config or weights.
+        ValueError: a parameter has no tensor in the checkpoint, a tensor has the wrong shape,
+            or a checkpoint tensor was not used (names them).
+    """
+    from safetensors import safe_open
+
+    path = Path(path)
+    if dtype is None and (path / "config.json").exists():
+        raw = json.loads((path / "config.json").read_text())
+        stored = raw.get("dtype") or raw.get("torch_dtype")
+        dtype = stored if stored in ("float32", "bfloat16", "float16") else None
+    if dtype is not None:
+        config_overrides.setdefault("param_dtype", dtype)
+    config = ModelConfig.from_hf(path, **config_overrides)
+    files = _checkpoint_files(path)
+    handles: dict[Path, Any] = {}
+
+    def handle(key: str) -> Any:
+        f = files[key]
+        if f not in handles:
+            handles[f] = safe_open(f, "np")
+        return handles[f]
+
+    abstract = nnx.eval_shape(lambda: Qwen3(config, rngs=nnx.Rngs(0)))
+    used: set[str] = set()
+    missing: list[str] = []
+    np_dtype = np.dtype(jnp.dtype(config.param_dtype))
+    L = config.num_layers
+    for name in _param_names(config):
+        var = getattr(abstract, name)
+        shape = tuple(var.shape)
+        stacked = name in _LAYER_HF
+        keys = [hf_key(name, i) for i in range(L)] if stacked else [hf_key(name)]
+        absent = [k for k in keys if k not in files]
+        if absent:
+            missing.extend(absent)
+            continue
+        layer_shape = shape[1:] if stacked else shape
+        expected = _hf_shape(_KIND[name], layer_shape)
+        for k in keys:
+            got = tuple(handle(k).get_slice(k).get_shape())
+            if got != expected:
+                raise ValueError(f"checkpoint tensor {k} has shape {got}, expected {expected} "
+                                 f"for config {config.name}")
+        used.update(keys)
+        sharding = (variable_sharding(var, mesh, rules) if mesh is not None
+                    else SingleDeviceSharding(jax.devices()[0]))
+        kind = _KIND[name]
+
+        def callback(index: tuple[slice, ...], keys=keys, kind=kind, stacked=stacked,
+                     layer_shape=layer_shape) -> np.ndarray:
+            if not stacked:
+                return _read_block(handle(keys[0]), keys[0], kind, index, layer_shape, np_dtype)
+            start, stop, _ = index[0].indices(L)
+            return np.stack([_read_block(handle(keys[i]), keys[i], kind, index[1:], layer_shape, np_dtype)
+                             for i in range(start, stop)])
+
+        var.set_value(jax.make_array_from_callback(shape, sharding, callback))
+    if missing:
+        raise ValueError(f"checkpoint {path} lacks {len(missing)} tensors, e.g. {missing[:5]}")
+    unused = sorted(set(files) - used)
+    if config.tie_word_embeddings and "lm_head.weight" in unused:
+        unused.remove("lm_head.weight")  # a tied checkpoint may store the shared matrix twice
+    if unused:
+        raise ValueError(f"checkpoint {path} has {len(unused)} tensors the model does not use, "
+                         f"e.g. {unused[:5]}; is config.json consistent with the weights?")
+    return abstract, config
+
+
+def _hf_shape(kind: str, ours: tuple[int, ...]) -> tuple[int, ...]:
+    if kind == "copy":
+        return ours
+    if kind == "t":
+        return (ours[1], ours[0])
+    if kind == "in_heads":
+        return (ours[1] * ours[2], ours[0])
+    return (ours[2], ours[0] * ours[1])  # out_heads
+
+
+def _to_hf(kind: str, x: np.ndarray) -> np.ndarray:
+    if kind == "copy":
+        return x
+    if kind == "t":
+        return x.T
+    if kind == "in_heads":
+        d = x.shape[0]
+        return x.reshape(d, -1).T
+    return x.reshape(-1, x.shape[-1]).T  # out_heads [N, H, D] -> [D, N*H]
+
+
+def hf_state_dict(model: Qwen3, dtype: str | None = None) -> dict[str, Callable[[], np.ndarray]]:
+    """HF tensor name -> thunk producing that tensor (numpy, HF layout) from `model`."""
+    config = model.config
+    np_dtype = np.dtype(jnp.dtype(dtype or config.param_dtype))
+    out: dict[str, Callable[[], np.ndarray]] = {}
+    for name in _param_names(config):
+        var = getattr(model, name)
+        kind = _KIND[name]
+        if name in _LAYER_HF:
+            for i in range(config.num_layers):
+                out[hf_key(name, i)] = (lambda var=var, i=i, kind=kind: np.ascontiguousarray(
+                    _to_hf(kind, np.asarray(jax.device_get(var[i]))).astype(np_dtype)))
+        else:
+            out[hf_key(name)] = (lambda var=var, kind=kind: np.ascontiguousarray(
+                _to_hf(kind, np.asarray(jax.device_get(var[...]))).astype(np_dtype)))
+    return out
+
+
+def save_hf_checkpoint(model: Qwen3, config: ModelConfig | None, path: str | Path, *,
+                       dtype: str | None = None, max_shard_bytes: int = 5 * 2**30) -> Path:
+    """Write `model` as a Hugging Face Qwen3 checkpoint that transformers and vLLM load.
+
+    Writes `config.json`, `generation_config.json` (EOS set {151645, 151643}) and
+    `model.safetensors`, or `model-0000i-of-0000n.safetensors` shards plus
+    `model.safetensors.index.json` when the weights exceed `max_shard_bytes`. Tensors are
+    fetched to host one at a time.
+
+    Args:
+        dtype: storage dtype of the written tensors (default: config.param_dtype).
+    Returns:
+        the directory.
+    """
+    from safetensors.numpy import save_file
+
+    config = config or model.config
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    hf_config = config.replace(param_dtype=dtype or config.param_dtype).to_hf_dict()
+    (path / "config.json").write_text(json.dumps(hf_config, indent=2))
+    (path / "generation_config.json").write_text(json.dumps(
+        {"bos_token_id": 151643, "eos_token_id": [151645, 151643], "do_sample": True,
+         "temperature": 0.6, "top_k": 20, "top_p": 0.95}, indent=2))
+    thunks = hf_state_dict(model, dtype)
+    itemsize = np.dtype(jnp.dtype(dtype or config.param_dtype)).itemsize
+    sizes = {}
+    for name in _param_names(config):
+        var = getattr(model, name)
+        per = int(np.prod(var.shape[1:] if name in _LAYER_HF else var.shape)) * itemsize
+        for k in ([hf_key(name, i) for i in range(config.num_layers)] if name in _LAYER_HF else [hf_key(name)]):
+            sizes[k] = per
+    groups: list[list[str]] = [[]]
+    acc = 0
+    for k in thunks:
+        if groups[-1] and acc + sizes[k] > max_shard_bytes:
+            groups.append([])
+            acc = 0
+        groups[-1].append(k)
+        acc += sizes[k]
+    meta = {"format": "pt"}
+    if len(groups) == 1:
+        save_file({k: thunks[k]() for k in groups[0]}, str(path / "model.safetensors"), metadata=meta)
+        return path
+    weight_map = {}
+    for i, group in enumerate(groups):
+        fname = f"model-{i + 1:05d}-of-{len(groups):05d}.safetensors"
+        save_file({k: thunks[k]() for k in group}, str(path / fname), metadata=meta)
+        weight_map.update({k: fname for k in group})
+    (path / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {"total_size": sum(sizes.values())}, "weight_map": weight_map}, indent=2))
+    return path

@@ -1,0 +1,45 @@
+"""`orchestra eval` / `orchestra envs`: table, JSONL trajectories, JSON summary, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from orchestra_gym.cli import main, summarize, wald_interval
+
+
+def test_eval_writes_summary_and_trajectories(tmp_path, capsys):
+    out, traj = tmp_path / "s.json", tmp_path / "t.jsonl"
+    rc = main(["eval", "--env", "ToolOrchestra-ToolScale-v0", "--agent", "oracle", "--episodes", "5", "--seed", "3",
+               "--output-json", str(out), "--trajectories", str(traj), "--no-progress"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "success" in printed and "ToolOrchestra-ToolScale-v0" in printed and "tool calls per episode" in printed
+    s = json.loads(out.read_text())
+    assert {"success_rate", "mean_cost_usd", "mean_latency_s", "tool_calls"} <= set(s)
+    assert s["success_rate"] == 1.0 and s["episodes"] == 5
+    lines = [json.loads(l) for l in traj.read_text().splitlines()]
+    assert len(lines) == 5 and lines[0]["messages"][0]["role"] == "system" and lines[0]["seed"] == 3
+
+
+def test_console_entry_point_lists_envs():
+    out = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "envs"], capture_output=True, text=True, check=True)
+    assert "ToolOrchestra-ToolScale-v0" in out.stdout and "ToolOrchestra-Tau2-Retail-v0" in out.stdout
+    assert "jax" not in out.stderr.lower()
+
+
+def test_unknown_agent_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown agent 'orcale'"):
+        main(["eval", "--env", "ToolOrchestra-ToolScale-v0", "--agent", "orcale", "--episodes", "1", "--no-progress"])
+
+
+def test_wald_interval_any_n():
+    assert all(math.isnan(x) for x in wald_interval(0.5, 0))  # undefined for n = 0
+    assert wald_interval(1.0, 1) == (1.0, 1.0)
+    lo, hi = wald_interval(0.5, 100)
+    assert lo == pytest.approx(0.5 - 1.96 * 0.05) and hi == pytest.approx(0.5 + 1.96 * 0.05)
+    assert summarize([])["episodes"] == 0

@@ -1,0 +1,122 @@
+"""KV-cache sampler: log-probs equal the model's, greedy equals HF generate, multi-turn, stops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import jax.numpy as jnp  # noqa: E402
+
+from orchestra_jax.model import token_logprobs  # noqa: E402
+from orchestra_jax.sampler import Sampler, bucket  # noqa: E402
+from orchestra_jax.weights import load_hf_checkpoint  # noqa: E402
+from test_jax_model import make_hf  # noqa: E402
+
+EOS = (7, 9)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hf_sampler")
+    hf = make_hf(path, seed=21, heads=4, kv=2, head_dim=16)
+    model, config = load_hf_checkpoint(path)
+    sampler = Sampler(model, eos_ids=EOS, max_cache_len=128, chunk=8)
+    return hf, model, sampler
+
+
+def model_logprobs(model, seq, temperature):
+    ids = jnp.asarray([seq[:-1]], jnp.int32)
+    tg = jnp.asarray([seq[1:]], jnp.int32)
+    return np.asarray(token_logprobs(model, ids, tg, temperature=temperature, chunk=16))[0]
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.6])
+def test_multiturn_sampler_logprobs_equal_model_logprobs(setup, temperature):
+    _, model, sampler = setup
+    rs = np.random.RandomState(0)
+    prompts = [list(rs.randint(10, 300, n)) for n in (5, 11, 3)]
+    state = sampler.prefill(prompts)
+    state, out1 = sampler.generate(state, 10, temperature, rng=1)
+    env = [list(rs.randint(10, 300, n)) for n in (4, 0, 6)]
+    state = sampler.extend(state, env)
+    state, out2 = sampler.generate(state, 6, temperature, rng=2, top_k=50, top_p=0.9)
+    for b in range(3):
+        assert out1.finish_reasons[b] in ("eos", "length")
+        seq = prompts[b] + out1.tokens[b] + env[b] + out2.tokens[b]
+        assert state.tokens[b] == seq
+        ref = model_logprobs(model, seq, temperature)
+        p0 = len(prompts[b])
+        got1 = np.asarray(out1.logprobs[b])
+        assert np.abs(got1 - ref[p0 - 1:p0 - 1 + len(got1)]).max() <= 1e-5
+        p1 = p0 + len(out1.tokens[b]) + len(env[b])
+        got2 = np.asarray(out2.logprobs[b])
+        assert len(got2) > 0
+        assert np.abs(got2 - ref[p1 - 1:p1 - 1 + len(got2)]).max() <= 1e-5
+        if out1.finish_reasons[b] == "eos":
+            assert out1.tokens[b][-1] in EOS
+        else:
+            assert len(out1.tokens[b]) == 10
+
+
+def test_greedy_equals_hf_generate(setup):
+    hf, _, sampler = setup
+    rs = np.random.RandomState(3)
+    prompts = [list(rs.randint(10, 300, n)) for n in (6, 9, 4)]
+    state, out = sampler.generate(sampler.prefill(prompts), 12, temperature=0.0)
+    for b, p in enumerate(prompts):
+        with torch.no_grad():
+            ref = hf.generate(torch.tensor([p]), max_new_tokens=12, do_sample=False, eos_token_id=list(EOS),
+                              pad_token_id=0)[0, len(p):].tolist()
+        assert out.tokens[b] == ref
+
+
+def test_stop_token_seqs_stop_strings_and_inactive_rows(setup):
+    _, model, sampler = setup
+    prompt = [list(np.random.RandomState(4).randint(10, 300, 7))]
+    _, free = sampler.generate(sampler.prefill(prompt * 3), 12, temperature=0.0)
+    toks = free.tokens[0]
+    assert len(toks) >= 6 and not set(toks[:6]) & set(EOS)
+    # a two-token stop sequence ending at index 4
+    seq = toks[3:5]
+    first = next(i for i in range(1, len(toks)) if toks[i - 1:i + 1] == seq)
+    state, out = sampler.generate(sampler.prefill(prompt * 3), 12, temperature=0.0,
+                                  stop_token_seqs=[seq], active=[True, False, True])
+    assert out.tokens[0] == toks[:first + 1] and out.finish_reasons[0] == "stop"
+    assert out.tokens[1] == [] and out.finish_reasons[1] == "inactive"
+    # a host-side stop string: the text of token toks[2] in a toy decoder
+    decode = lambda ids: "".join(f"<{i}>" for i in ids)  # noqa: E731
+    cut = toks.index(toks[2])
+    state, out = sampler.generate(sampler.prefill(prompt * 3), 12, temperature=0.0,
+                                  stop_strings=[f"<{toks[2]}>"], decode=decode)
+    assert out.tokens[0] == toks[:cut + 1] and out.finish_reasons[0] == "stop"
+    assert state.pending == [[toks[cut]]] * 3
+    # continuing after the cut: the pending token is fed first, log-probs stay exact
+    state = sampler.extend(state, [[11, 12]] * 3)
+    state, more = sampler.generate(state, 4, temperature=1.0, rng=5)
+    seq_all = prompt[0] + toks[:cut + 1] + [11, 12] + more.tokens[0]
+    assert state.tokens[0] == seq_all
+    ref = model_logprobs(model, seq_all, 1.0)
+    start = len(seq_all) - len(more.tokens[0]) - 1
+    assert np.abs(np.asarray(more.logprobs[0]) - ref[start:start + len(more.tokens[0])]).max() <= 1e-5
+
+
+def test_cache_limits_and_errors(setup):
+    _, _, sampler = setup
+    assert [bucket(n) for n in (1, 17, 64, 65, 130)] == [16, 32, 64, 128, 192]
+    with pytest.raises(ValueError, match="empty"):
+        sampler.prefill([[1, 2], [], [3]])
+    with pytest.raises(ValueError, match="max_cache_len"):
+        sampler.prefill([list(range(10, 140))] * 3)
+    state = sampler.prefill([list(range(10, 70))] * 3)  # 60 tokens -> 64 slots
+    state, out = sampler.generate(state, 100, temperature=0.0)
+    toks, reason = out.tokens[0], out.finish_reasons[0]
+    if reason == "eos":
+        assert toks[-1] in EOS and len(toks) <= 64
+    else:
+        assert reason == "cache_full" and len(toks) == 128 - 64
+    with pytest.raises(ValueError, match="decode="):
+        sampler.generate(state, 3, stop_strings=["x"])
