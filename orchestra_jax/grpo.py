@@ -344,8 +344,8 @@ def finalize_metrics(sums: dict[str, jax.Array]) -> dict[str, jax.Array]:
     for k, v in sums.items():
         if k.endswith("_sum"):
             out[k[: -len("_sum")]] = v / n
-    out["ratio_mean"] = out.pop("ratio")
     any_tok = sums["tokens"] > 0
+    out["ratio_mean"] = jnp.where(any_tok, out.pop("ratio"), 1.0)
     out["ratio_min"] = jnp.where(any_tok, sums["ratio_min"], 1.0)
     out["ratio_max"] = jnp.where(any_tok, sums["ratio_max"], 1.0)
     return out

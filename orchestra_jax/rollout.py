@@ -321,7 +321,8 @@ def collect_rollouts(
                 if not finished or reason in ("length", "cache_full"):
                     cut[r], active[r] = True, False  # token limit: no EOS; the whole sample leaves the loss
                     stats.cut += 1
-                    invalid[r].append(False)
+                    stats.invalid_turns += 1  # an unfinished turn is not a valid action either
+                    invalid[r].append(True)
                     continue
                 bad = not parse_action(text).valid
                 invalid[r].append(bad and drop_invalid_turns)

@@ -46,6 +46,7 @@ class TrainConfig:
     env_id: str = "ToolOrchestra-ToolScale-v0"  # registered orchestra_gym id
     env_kwargs: dict = dataclasses.field(default_factory=dict)  # extra gym.make kwargs
     preference: dict = dataclasses.field(default_factory=dict)  # preference vector; {} = env default
+    tools: list = dataclasses.field(default_factory=list)  # tools exposed (reset option "tools"); [] = all
     tasks_per_step: int = 16  # tasks per step (paper App. D: batch 16)
     rollouts_per_task: int = 8  # G rollouts per task (paper App. D: 8)
     temperature: float = 1.0  # sampling temperature (paper App. D: 1.0)
@@ -298,6 +299,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                             "tie_word_embeddings": True},
         "hf_checkpoint": "",
         "tokenizer": "toolscale-bpe",
+        "env_kwargs": {"system_prompt": "compact"},
+        "tools": ["call_expert"],
         "preference": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
         "tasks_per_step": 8,
         "rollouts_per_task": 8,
