@@ -440,13 +440,19 @@ def to_batch(trajs: Sequence[Trajectory], advantages: np.ndarray | None = None, 
 
     attention_mask comes from the lengths (1 for the first len(tokens) positions); loss_mask and
     sampler_logp are the trajectories' own, 0 in the padding. T = pad_to, or the longest trajectory
-    rounded up to `multiple` (few distinct shapes, few compilations). The pad id written is 0.
+    rounded up to `multiple`, or (multiple=0) to a power of two (few distinct shapes, few compilations).
+    The pad id written is 0.
 
     Raises: ValueError if a trajectory is longer than pad_to.
     """
     b = len(trajs)
     longest = max(len(t) for t in trajs)
-    t_len = pad_to if pad_to is not None else -(-longest // multiple) * multiple
+    if pad_to is not None:
+        t_len = pad_to
+    elif multiple == 0:  # power-of-two buckets (>= 64): at most log2(T) shapes, so few compilations
+        t_len = max(64, 1 << (longest - 1).bit_length())
+    else:
+        t_len = -(-longest // multiple) * multiple
     if longest > t_len:
         raise ValueError(f"a trajectory has {longest} tokens > pad_to={t_len}")
     tokens = np.zeros((b, t_len), np.int32)

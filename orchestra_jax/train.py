@@ -527,7 +527,7 @@ class Run:
         for s in range(start, cfg.sft_steps):
             order = np.random.default_rng([cfg.seed, 1_000_000 + s]).choice(len(data), cfg.sft_batch_size,
                                                                              replace=len(data) < cfg.sft_batch_size)
-            batch = rollout_mod.to_batch([data[i] for i in order])
+            batch = rollout_mod.to_batch([data[i] for i in order], multiple=0)
             batch = split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, cfg.micro_batches)
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),
@@ -578,7 +578,7 @@ class Run:
                 min_std=cfg.min_group_std, eps=cfg.adv_eps, clip=cfg.adv_clip, ddof=cfg.adv_ddof,
             )
             adv = filt.advantages.reshape(-1)
-            batch = rollout_mod.to_batch(trajs, adv)
+            batch = rollout_mod.to_batch(trajs, adv, multiple=0)
             batch["loss_mask"] = batch["loss_mask"] * filt.keep.reshape(-1, 1).astype(np.float32)
             state, m = step_fn(state, self.place_batch(split_micro(batch, cfg.micro_batches)))
             ep = episode_summary(trajs)
