@@ -10,19 +10,15 @@ Appends a section to benchmarks/RESULTS.md with the command, the machine and the
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import sys
 import time
-from pathlib import Path
 
 import gymnasium as gym
+from _record import append_section, command
 
 import orchestra_gym
 from orchestra_gym.agents import OracleAgent
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
 
 def bench(env_id: str, episodes: int, seed: int = 0) -> dict:
@@ -81,11 +77,7 @@ def main(argv=None) -> int:
     table = "\n".join([head, *lines])
     print(table)
     if not args.no_record:
-        cmd = "python benchmarks/bench_env.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n## Env step overhead (oracle agent)\n\nCommand: `{cmd.strip()}`  \nMachine: {machine}  \n"
-                    f"Date: {datetime.date.today().isoformat()}\n\n{table}\n")
+        append_section("Env step overhead (oracle agent)", command("bench_env.py", argv), table)
     return 0
 
 

@@ -8,10 +8,15 @@ it is an upper bound, not a policy.
 Agents:
     * ``random``: a uniformly random tool with arguments drawn from its JSON schema, or a random
       message to the user (a lower bound: near-zero success).
-    * ``oracle``: plays the golden actions, then tells the user the result (success 1.0).
-    * ``expert-<k>`` (e.g. ``expert-1``): always delegates the turn to expert k with ``call_expert``.
+    * ``oracle``: plays the env's golden next action: in function-calling envs the golden tool
+      calls, then the result to the user (success 1.0 wherever the golden actions solve the task;
+      tau2 mock has one task graded on an env assertion its gold actions do not meet); in QA envs
+      the strongest search model then the strongest answer model, which are simulated and fallible,
+      so below 1.0 there.
+    * ``expert-<k>`` (e.g. ``expert-1``): always delegates the turn to expert k with ``call_expert``
+      (function-calling envs: ToolScale, tau2).
     * ``cascade``: cheapest-first; calls the cheapest expert, and escalates to the next dearer
-      one for the rest of the episode after an expert's action fails.
+      one for the rest of the episode after an expert's action fails (function-calling envs).
 """
 
 from __future__ import annotations

@@ -13,11 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "run_episodes", "summarize", "wald_interval"]
+__all__ = ["main", "run_episodes", "summarize", "wald_interval", "format_table", "format_mix"]
+
+# Tools whose calls are also counted under the model they used (see OrchestraEnv's info).
+MODEL_TOOLS = frozenset({"call_expert", "search", "enhance_reasoning", "answer"})
 
 
 def wald_interval(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -135,7 +139,11 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             not_judged[comp] = not_judged.get(comp, 0) + 1
     judged = [r for r in records if not (r["reward_breakdown"] or {}).get("not_evaluated")]
     return {
-        "not_fully_judged": {"episodes": n - len(judged), "components": not_judged},
+        "not_fully_judged": {
+            "episodes": n - len(judged),
+            "components": not_judged,
+            "judgeability_reported": any("not_evaluated" in (r["reward_breakdown"] or {}) for r in records),
+        },
         "success_rate_judged": sum(r["solved"] for r in judged) / len(judged) if judged else math.nan,
         "episodes": n,
         "success_rate": sr,
@@ -160,6 +168,8 @@ def format_table(summary: dict[str, Any], env_id: str, agent: str) -> str:
     )
     text = f"{head}\n{row}\ntool calls per episode: {format_mix(summary['tool_calls'])}\nend reasons: {summary['end_reasons']}"
     nj = summary.get("not_fully_judged", {})
+    if nj.get("judgeability_reported") and not nj.get("episodes"):
+        text += "\nnot judgeable offline: 0 episodes (every component of every reward basis was judged)"
     if nj.get("episodes"):
         text += (
             f"\nnot judgeable offline: {nj['episodes']} episodes (components without a judge: {nj['components']}; "
@@ -171,12 +181,17 @@ def format_table(summary: dict[str, Any], env_id: str, agent: str) -> str:
 def format_mix(tool_calls: dict[str, float], top: int = 6) -> str:
     """The tool-call mix in one line: the `top` most called tools, the rest summed as ``other``.
 
-    Model tools (``call_expert`` and each expert/model id) are always listed."""
+    Every model id (``expert-1``, ``answer-2``, ...) is listed; the model tools themselves
+    (``call_expert``, ``search``, ``enhance_reasoning``, ``answer``) are left out then, since each
+    of their calls is already counted under its model."""
     if not tool_calls:
         return "none"
+    model_ids = [k for k in tool_calls if re.fullmatch(r"[a-z\-]+-\d+", k)]
+    if model_ids:  # a model tool's call is counted under the tool and its model: keep the models only
+        tool_calls = {k: v for k, v in tool_calls.items() if k not in MODEL_TOOLS}
     total = sum(tool_calls.values()) or 1.0
     ranked = sorted(tool_calls.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = [kv for kv in ranked if kv[0] == "call_expert" or "-" in kv[0] and kv[0].rsplit("-", 1)[-1].isdigit()]
+    shown = [kv for kv in ranked if kv[0] in model_ids]
     for kv in ranked:
         if len(shown) >= top:
             break
@@ -248,7 +263,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="orchestra")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return args.func(args)
+    return run_command(args, parser)
+
+
+def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run a parsed subcommand; a user error (bad id, agent, option or data path) is one line on
+    stderr and exit code 2, not a traceback."""
+    import gymnasium as gym
+
+    try:
+        return int(args.func(args))
+    except (ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        parser.exit(2, f"{parser.prog} {args.command}: error: {msg}\n")
 
 
 if __name__ == "__main__":

@@ -67,8 +67,10 @@ class OrchestraEnv(gym.Env[str, str]):
         cost_usd, latency_s, prompt_tokens, completion_tokens: this step's usage (USD, s, tokens).
         episode_cost_usd, episode_latency_s, episode_prompt_tokens, episode_completion_tokens:
             totals so far.
-        tool_calls: dict tool name -> calls so far (float); ``call_expert`` is also counted per
-            expert as ``call_expert:<expert>``.
+        tool_calls: dict tool name -> calls so far (float); a call of a model tool is counted
+            under the tool (``call_expert``, ``answer``, ...) and under the model it used
+            (``expert-2``, ``answer-1``, ...); calls an expert made on the agent's behalf are
+            counted under their domain tool too.
         parse_errors: malformed actions so far (float); step_errors: this step's error texts.
         turn: turns taken (float). preference: the preference vector as a dict.
         new_messages: the messages this step added, as dicts (role, content, ...), for policies
@@ -209,6 +211,7 @@ class OrchestraEnv(gym.Env[str, str]):
         new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
         step_usage = Usage()
         step_errors = list(parsed.errors)
+        self._step_errors = step_errors
 
         if parsed.errors and not parsed.tool_calls and parsed.message is None:
             self.error_count += 1
@@ -267,7 +270,9 @@ class OrchestraEnv(gym.Env[str, str]):
             close = difflib.get_close_matches(call.name, sorted(allowed), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             self.error_count += 1
-            return ToolResult(f"Error: unknown tool {call.name!r}{hint}; known tools: {sorted(allowed)}", error=True), []
+            msg = f"unknown tool {call.name!r}{hint}; known tools: {sorted(allowed)}"
+            self._step_errors.append(msg)
+            return ToolResult(f"Error: {msg}", error=True), []
         self.tool_call_counts[call.name] = self.tool_call_counts.get(call.name, 0.0) + 1.0
         try:
             result, extra = self._execute(call)

@@ -25,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("train", help="train an orchestrator with GRPO (orchestra train --help)")
     sub.add_parser("sft", help="supervised warm start on golden trajectories (orchestra sft --help)")
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    from orchestra_gym.cli import run_command
+
+    return run_command(args, parser)
 
 
 if __name__ == "__main__":

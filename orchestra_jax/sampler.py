@@ -11,6 +11,7 @@ API (one `Sampler` per model and batch layout; all ids are Python ints)::
     out.tokens[b], out.logprobs[b], out.finish_reasons[b]   # per row, this call only
     state = sampler.extend(state, env_ids_list)         # append tool/user tokens per row
     state, out = sampler.generate(state, ...)           # next turn, earlier turns not re-fed
+    sampler.update_params(model)                        # after a training step (no recompile)
 
 Semantics:
 - Rows share cache slots; prompts and appended blocks are left-padded to a bucketed length
@@ -47,8 +48,7 @@ import numpy as np
 from flax import nnx
 
 from orchestra_jax.model import KVCache, Qwen3
-
-QWEN3_EOS_IDS = frozenset({151645, 151643})  # <|im_end|>, <|endoftext|>
+from orchestra_jax.tokenizer import QWEN3_EOS_IDS  # {<|im_end|>, <|endoftext|>}
 
 
 def bucket(n: int, minimum: int = 16, step: int = 64) -> int:
@@ -130,11 +130,14 @@ class Sampler:
         max_cache_len: cache capacity in tokens (slots) per row, including padding slots.
         chunk: decode steps per compiled call (the host checks stop strings between calls).
         pad_id: id written into padding slots (never attended).
+        mesh: when the model is sharded on a `orchestra_jax.sharding` mesh, pass it so the KV
+            cache is sharded too (rows over data/fsdp, KV heads over tp).
     """
 
     def __init__(self, model: Qwen3, eos_ids: Iterable[int] = QWEN3_EOS_IDS, max_cache_len: int = 4096,
-                 chunk: int = 32, pad_id: int = 0):
+                 chunk: int = 32, pad_id: int = 0, mesh: jax.sharding.Mesh | None = None):
         self.config = model.config
+        self.mesh = mesh
         self.graphdef, self.params = nnx.split(model)
         self.eos_ids = np.asarray(sorted(set(int(i) for i in eos_ids)) or [-1], np.int32)
         self.max_cache_len = int(max_cache_len)
@@ -202,6 +205,17 @@ class Sampler:
         """Empty conversations for `batch_size` rows."""
         cache = KVCache.init(self.config, batch_size, self.max_cache_len)
         logits = jnp.zeros((batch_size, self.config.vocab_size), jnp.float32)
+        if self.mesh is not None:
+            from orchestra_jax.sharding import logical_to_spec
+
+            def put(x, names):
+                spec = logical_to_spec(names, x.shape, self.mesh)
+                return jax.device_put(x, jax.sharding.NamedSharding(self.mesh, spec))
+
+            kv = ("layers", "batch", "seq", "kv_heads", "head_dim")
+            cache = KVCache(put(cache.k, kv), put(cache.v, kv), put(cache.valid, ("batch", "seq")),
+                            put(cache.length, ("batch",)), put(cache.slot, ()))
+            logits = put(logits, ("batch", "vocab"))
         return SamplerState(cache, logits, [[] for _ in range(batch_size)], [[] for _ in range(batch_size)])
 
     def prefill(self, prompts: Sequence[Sequence[int]]) -> SamplerState:

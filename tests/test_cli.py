@@ -32,9 +32,22 @@ def test_console_entry_point_lists_envs():
     assert "jax" not in out.stderr.lower()
 
 
-def test_unknown_agent_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown agent 'orcale'"):
+def test_user_errors_are_one_line_not_a_traceback(capsys):
+    with pytest.raises(SystemExit) as e:
         main(["eval", "--env", "ToolOrchestra-ToolScale-v0", "--agent", "orcale", "--episodes", "1", "--no-progress"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "orchestra eval: error: unknown agent 'orcale'" in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        main(["eval", "--env", "ToolOrchestra-Nope-v0", "--agent", "oracle", "--no-progress"])
+    assert "error:" in capsys.readouterr().err
+
+
+def test_tool_mix_counts_each_model_call_once():
+    from orchestra_gym.cli import format_mix
+
+    mix = format_mix({"call_expert": 3.0, "expert-1": 1.0, "expert-2": 2.0, "get_order": 1.0})
+    assert mix == "expert-2 2.00 (50%), expert-1 1.00 (25%), get_order 1.00 (25%)"
 
 
 def test_wald_interval_any_n():

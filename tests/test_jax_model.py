@@ -128,9 +128,9 @@ def test_loop_remat_and_scan_agree_including_gradient(base):
         return -token_logprobs(m, ids, jnp.roll(ids, -1, axis=1), chunk=4).mean()
 
     results = []
-    for over in ({}, {"scan_layers": False}, {"remat": True}):
+    for over in ({}, {"scan_layers": False, "remat": True}):
         m, _ = load_hf_checkpoint(path, **over)
-        val, grads = nnx.value_and_grad(loss)(m)
+        val, grads = nnx.jit(nnx.value_and_grad(loss))(m)
         results.append((float(val), np.asarray(grads.wq[...]), np.asarray(grads.embed[...])))
     for val, gq, ge in results[1:]:
         assert abs(val - results[0][0]) <= 1e-5

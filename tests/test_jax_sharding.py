@@ -47,12 +47,19 @@ SCRIPT = textwrap.dedent(r'''
         return m(ids, mask), val, grads
 
     logits1, loss1, g1 = run(model, ids, mask)
+    from orchestra_jax.sampler import Sampler
+    prompts = [[5, 6, 7], [8, 9, 10, 11, 12], [13], [14, 15]]
+    s1 = Sampler(model, eos_ids=(), max_cache_len=32, chunk=8)
+    greedy1 = s1.generate(s1.prefill(prompts), 6, 0.0)[1]
 
     mesh = sh.make_mesh(data=2, fsdp=2, tp=2)
     sh.shard_model(model, mesh)
     ids_s = jax.device_put(ids, sh.batch_sharding(mesh, ids.shape))
     mask_s = jax.device_put(mask, sh.batch_sharding(mesh, mask.shape))
     logits8, loss8, g8 = run(model, ids_s, mask_s)
+    s8 = Sampler(model, eos_ids=(), max_cache_len=32, chunk=8, mesh=mesh)
+    st8 = s8.prefill(prompts)
+    greedy8 = s8.generate(st8, 6, 0.0)[1]
 
     def spec(x):
         s = [list(a) if isinstance(a, tuple) else a for a in x.sharding.spec]
@@ -69,6 +76,9 @@ SCRIPT = textwrap.dedent(r'''
         "loss_diff": float(abs(loss1 - loss8)),
         "grad_diff": max(float(jnp.abs(a - b).max()) for a, b in
                          zip(jax.tree.leaves(nnx.state(g1)), jax.tree.leaves(nnx.state(g8)))),
+        "greedy_equal": greedy1.tokens == greedy8.tokens,
+        "greedy_lp_diff": float(np.abs(np.asarray(greedy1.logprobs) - np.asarray(greedy8.logprobs)).max()),
+        "cache_spec": spec(st8.cache.k),
         "grad_max": max(float(jnp.abs(a).max()) for a in jax.tree.leaves(nnx.state(g1))),
     }
     # sharded loading straight onto the mesh
@@ -99,6 +109,8 @@ def test_eight_fake_devices_match_single_device(tmp_path):
     assert r["loss_diff"] <= 1e-5
     assert r["grad_diff"] <= 1e-5 and r["grad_max"] > 1e-4
     assert r["loaded_diff"] <= 1e-5
+    assert r["greedy_equal"] and r["greedy_lp_diff"] <= 1e-5
+    assert r["cache_spec"] == [None, ["data", "fsdp"], None, "tp"]  # [L, B, S, K, H]
 
 
 def test_partition_rules_on_one_device_mesh():

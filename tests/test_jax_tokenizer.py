@@ -135,6 +135,10 @@ def test_render_chat_history_and_raw_assistant_text():
     assert text == ("<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\nanswer 1<|im_end|>\n"
                     "<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n<think>\nplan\n</think>\n\n"
                     '<tool_call>\n{"name": "get_order", "arguments": {"id": "1"}}\n</tool_call><|im_end|>\n')
+    spec = SimpleNamespace(name="get_order", description="Look up an order.",
+                           parameters=TOOLS[0]["function"]["parameters"], kind="read")
+    assert render_chat(messages[:1], tools=[spec]) == render_chat(messages[:1], tools=TOOLS)
+    assert f"<tools>\n{json.dumps(TOOLS[0])}\n</tools>" in render_chat(messages[:1], tools=[spec])
     with pytest.raises(ValueError, match="unknown role"):
         render_chat([{"role": "robot", "content": "x"}])
     with pytest.raises(ValueError, match="only messages\\[0\\]"):

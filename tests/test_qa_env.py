@@ -217,10 +217,10 @@ def test_observation_token_budget_and_tokenizer(hle_file):
 
     tok = Tokenizer(tk_models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    env3 = QAEnv("hle", data_path=hle_file, tokenizer=tok, max_observation_tokens=900)
+    env3 = QAEnv("hle", data_path=hle_file, tokenizer=tok, max_observation_tokens=880)
     obs, _ = env3.reset(seed=0, options={"task_id": "syn-001"})
     obs, *_ = env3.step(call("search", model="search-1"))
-    assert len(tok.encode(obs).ids) <= 900 < len(tok.encode(env3._render(env3.task.prompt, env3.documents, [], env3.attempts)).ids)
+    assert len(tok.encode(obs).ids) <= 880 < len(tok.encode(env3._render(env3.task.prompt, env3.documents, [], env3.attempts)).ids)
     with pytest.raises(ValueError, match=r"max_observation_tokens=300 is smaller than the instructions"):
         QAEnv("hle", data_path=hle_file, tokenizer=words, max_observation_tokens=300).reset(seed=0)
     with pytest.raises(ValueError, match="max_observation_tokens must be >= 64"):

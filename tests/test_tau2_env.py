@@ -70,6 +70,7 @@ def test_llm_user_episode_over_http():
         system = srv.chat_requests[0]["messages"][0]["content"]
         assert "<scenario>" in system and "###STOP###" in system  # tau2's guidelines + the scenario
         assert srv.count == 2
+        env.close()
 
 
 def test_unknown_task_id_is_a_clear_error():

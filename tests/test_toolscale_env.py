@@ -106,3 +106,15 @@ def test_task_id_option_and_errors():
         env.reset(options={"task_id": "nonsense"})
     with pytest.raises(ValueError, match="unknown ToolScale domain"):
         gym.make(ENV_ID, domains=["atlantis"])
+
+
+def test_expert_proposals_do_not_reveal_golden_ids():
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    text = ""
+    for _ in range(5):
+        _, _, term, trunc, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-3"}})
+        text += "".join(m["content"] for m in info["new_messages"])
+        if term or trunc:
+            break
+    assert "expert-3 called" in text and "gold_" not in text

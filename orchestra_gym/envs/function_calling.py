@@ -42,6 +42,7 @@ class ModelExpert:
         self.name, self.model, self.model_id = name, model, model_id
 
     def complete(self, messages: list[Message], tools: "list[ToolSpec] | None" = None, **sampling: Any) -> Any:
+        """Forward to the chat model (``ChatResponse``: message, usage in tokens/USD/s, error)."""
         return self.model.complete(messages, tools, **sampling)
 
     def describe(self, schedule: Any = None) -> str:
@@ -168,6 +169,15 @@ class FunctionCallingEnv(OrchestraEnv):
     def _tool_specs(self) -> list[ToolSpec]:
         return self.tool_specs
 
+    def close(self) -> None:
+        """Release HTTP clients of real experts and of an LLM user."""
+        users_model = getattr(getattr(self, "user", None), "model", None)
+        for obj in [*(getattr(e, "model", e) for e in self.experts.values()), users_model]:
+            close = getattr(obj, "close", None)
+            if callable(close):
+                close()
+        super().close()
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """`OrchestraEnv.reset`; ``info`` also has ``tools`` (OpenAI schemas) and ``task_id``."""
         obs, info = super().reset(seed=seed, options=options)
@@ -237,7 +247,9 @@ class FunctionCallingEnv(OrchestraEnv):
         """The right next action now: the next golden tool call, or the closing message."""
         golden = self.task.golden_actions
         if self._golden_done < len(golden):
-            return golden[self._golden_done]
+            g = golden[self._golden_done]
+            # a fresh neutral id: the golden id ("gold_<i>") would tell the policy where it stands
+            return ToolCall(g.name, dict(g.arguments), "call_0")
         info = " ".join(self.task.communicate_info)
         return (info + " " if info else "") + CLOSING_LINE
 

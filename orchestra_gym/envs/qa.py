@@ -34,7 +34,13 @@ from typing import Any, Callable, Sequence
 
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.domains.qa_corpus import build_corpus, plausible_wrong_answer
-from orchestra_gym.env import FORMAT_HELP, OrchestraEnv
+from orchestra_gym.env import OrchestraEnv
+
+# QA has no user to talk to: every turn is a tool call (the last one is `answer`).
+QA_FORMAT_HELP = (
+    "Reply with optional <think>...</think>, then one or more "
+    '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> blocks; the episode ends with a call of `answer`.'
+)
 from orchestra_gym.judges import Judge, JudgeResult, complete_text, normalize_answer
 from orchestra_gym.tools.simulated import SimulatedModel
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
@@ -250,6 +256,7 @@ class QAEnv(OrchestraEnv):
         if not self.tasks:
             raise ValueError(f"no {benchmark} tasks loaded from {data_path!r}; the file is empty or every row was filtered out")
         self._by_id = {t.id: t for t in self.tasks}
+        self.task_ids = [t.id for t in self.tasks]
         self.models_config = None
         self.qa_models: dict[str, Any] = dict(SIMULATED_QA_MODELS)
         if isinstance(models, (str, os.PathLike)):
@@ -422,7 +429,7 @@ class QAEnv(OrchestraEnv):
         else:
             role = ("Answer the question. Use the search and python tools as needed, then call `answer` with your "
                     "final answer.")
-        return f"{role}\n\n# Tools\n{tools}\n\n# Output format\n{FORMAT_HELP}"
+        return f"{role}\n\n# Tools\n{tools}\n\n# Output format\n{QA_FORMAT_HELP}"
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> str:

@@ -245,6 +245,7 @@ class ChatResponse:
 
     @property
     def ok(self) -> bool:
+        """True when the call succeeded (``error is None``)."""
         return self.error is None
 
     def to_tool_result(self) -> ToolResult:
@@ -258,11 +259,13 @@ class ChatResponse:
         return ToolResult(content=self.message.content, error=False, usage=self.usage, metadata=meta)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (message, usage, error, raw) for caches and logs."""
         return {"message": self.message.to_dict(), "usage": self.usage.to_dict(), "error": self.error,
                 "raw": dict(self.raw)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ChatResponse":
+        """Inverse of `to_dict`."""
         return cls(message=Message.from_dict(d["message"]), usage=Usage.from_dict(d.get("usage", {})),
                    error=d.get("error"), raw=dict(d.get("raw") or {}))
 
@@ -286,11 +289,13 @@ class ChatModel(Protocol):
     model: str
 
     def complete(self, messages: list[Message], tools: list[ToolSpec] | None = None, **sampling: Any) -> ChatResponse:
+        """One chat completion; never raises for call failures (see `ChatResponse.error`)."""
         ...
 
     async def acomplete(
         self, messages: list[Message], tools: list[ToolSpec] | None = None, **sampling: Any
     ) -> ChatResponse:
+        """Async `complete`."""
         ...
 
 
@@ -447,6 +452,7 @@ class OpenAIChatModel:
 
     @property
     def url(self) -> str:
+        """The full chat-completions URL: ``{base_url}/chat/completions``."""
         return f"{self.base_url}/chat/completions"
 
     def _price(self) -> _pricing.ModelPrice:

@@ -133,7 +133,9 @@ class ModelsConfig:
         """An `OpenAIChatModel` for `model_id` (alias or id).
 
         The file's price, when given, is used; otherwise the model is priced from `pricing`
-        (default the paper's schedule). `overrides` go to `OpenAIChatModel` (e.g. ``timeout_s``).
+        (default the paper's schedule). `overrides` go to `OpenAIChatModel` (e.g. ``timeout_s``;
+        ``price=None`` makes a per-episode schedule such as `pricing.random_schedule` decide the
+        price, looked up under the resolved model id).
 
         Raises:
             KeyError: unknown id, or no price in the file nor in the schedule.

@@ -85,6 +85,7 @@ class SandboxResult:
 
     @property
     def ok(self) -> bool:
+        """True when the code exited with status 0 within its limits."""
         return self.exit_code == 0 and not self.timed_out
 
 
@@ -424,6 +425,7 @@ class PythonSandbox:
         return self(code)
 
     def __call__(self, code: str) -> ToolResult:
+        """Run `code` (Python source) in the sandbox and return its `ToolResult` (cost = CPU s x the code-interpreter fee, USD)."""
         t0 = time.perf_counter()
         try:
             r = run_python(code, self.timeout_s, self.memory_mb, isolation=self.isolation, python=self.python,

@@ -324,6 +324,7 @@ class LocalSearch:
     # -- tool -------------------------------------------------------------------------------------------
     @property
     def spec(self) -> ToolSpec:
+        """The tool's OpenAI function schema (`ToolSpec`)."""
         return ToolSpec(
             name=self.name,
             description=f"Search a local collection of {len(self.docs)} documents; returns the best matches.",
@@ -410,6 +411,7 @@ class WebSearch:
 
     @property
     def spec(self) -> ToolSpec:
+        """The tool's OpenAI function schema (`ToolSpec`)."""
         fee = _pricing.get_schedule(self.pricing).fees.get("web_search_per_call", 0.0)
         return ToolSpec(
             name=self.name,
@@ -506,6 +508,7 @@ class WebSearch:
         return self.search(arguments["query"], n)
 
     def close(self) -> None:
+        """Close the HTTP client."""
         if self._client is not None:
             self._client.close()
             self._client = None

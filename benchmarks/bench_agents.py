@@ -1,0 +1,230 @@
+"""Agent table in the form of ToolOrchestra's Table 1, and an accuracy-versus-cost (Pareto) plot.
+
+For every env that runs here (ToolScale-synthetic always; tau2 Mock and Retail when the tau2
+data folder exists; HLE and FRAMES when their data files are given and their env ids are
+registered) it runs the baselines of `orchestra_gym.agents` (random, oracle, always each expert,
+cheapest-first cascade) and, with ``--checkpoint DIR``, a trained policy when ``orchestra_jax``
+offers a loader (``orchestra_jax.agents.load_policy_agent(dir)``). Columns, as in the paper's
+Table 1 (arXiv 2511.21689): accuracy (% of tasks solved), cost (US cents per task), latency
+(minutes per task), and the tool-call mix (calls per task, share of all calls).
+
+The experts are `orchestra_gym.tools.simulated` stand-ins (priced at the paper's models, accuracies
+assumed), so the numbers measure the harness and the trade-off it poses, not real models.
+
+Usage: python benchmarks/bench_agents.py [--episodes N] [--seed S] [--tau2-dir DIR]
+       [--hle-data FILE] [--frames-data FILE] [--checkpoint DIR] [--plot PNG] [--no-record]
+Appends ``## Agents (issue 8)`` to benchmarks/RESULTS.md (command, machine, date, table, plot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from _record import append_section, command
+import gymnasium as gym
+
+import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.cli import format_mix, run_episodes, summarize
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_TAU2 = Path(os.environ.get("TAU2_DATA_DIR", HERE.parents[1] / "shared" / "data" / "tau2"))
+QA_IDS = {"hle": "ToolOrchestra-HLE-v0", "frames": "ToolOrchestra-FRAMES-v0"}
+
+
+def policy_loader() -> Any:
+    """``orchestra_jax.agents.load_policy_agent`` if it exists, else None (no JAX import otherwise)."""
+    try:
+        mod = importlib.import_module("orchestra_jax.agents")
+    except ImportError:
+        return None
+    return getattr(mod, "load_policy_agent", None)
+
+
+def env_plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], bool, int]]:
+    """(env id, gym.make kwargs, play the fixed task list, episodes or task cap (0 = all)) per env that runs here.
+
+    ToolScale: ``--episodes`` seeded episodes; tau2: every task once; HLE/FRAMES: the first
+    ``--episodes`` tasks."""
+    plan: list[tuple[str, dict[str, Any], bool, int]] = [("ToolOrchestra-ToolScale-v0", {}, False, args.episodes)]
+    tau2 = Path(args.tau2_dir)
+    if (tau2 / "domains").is_dir():
+        plan += [("ToolOrchestra-Tau2-Mock-v0", {"data_dir": str(tau2)}, True, 0),
+                 ("ToolOrchestra-Tau2-Retail-v0", {"data_dir": str(tau2)}, True, 0)]
+    else:
+        print(f"tau2 data not found at {tau2}: skipping tau2 envs (set TAU2_DATA_DIR or --tau2-dir)", file=sys.stderr)
+    for key, path in (("hle", args.hle_data), ("frames", args.frames_data)):
+        if not path:
+            continue
+        if QA_IDS[key] not in gym.registry:
+            print(f"{QA_IDS[key]} is not registered in this checkout: skipping {path}", file=sys.stderr)
+            continue
+        plan.append((QA_IDS[key], {"data_path": path}, True, args.episodes))
+    return plan
+
+
+def experts_of(env_id: str, kwargs: dict[str, Any]) -> list[str]:
+    """The env's expert names (``env.unwrapped.experts``; empty for envs without experts)."""
+    env = gym.make(env_id, **kwargs)
+    experts = list(getattr(env.unwrapped, "experts", {}) or {})
+    env.close()
+    return experts
+
+
+def agents_for(experts: list[str]) -> list[str]:
+    """The baselines that apply: always-each-expert and the cascade only where the env has experts."""
+    return ["random", "oracle", *experts, *(["cascade"] if experts else [])]
+
+
+def run_policy(
+    env_id: str, kwargs: dict[str, Any], agent: Any, episodes: int, seed: int, all_tasks: bool
+) -> list[dict[str, Any]]:
+    """Episodes of a loaded policy agent, chosen as `orchestra_gym.cli.run_episodes` chooses them
+    (the fields `orchestra_gym.cli.summarize` reads)."""
+    env = gym.make(env_id, **kwargs)
+    task_ids = list(env.unwrapped.task_ids)[: episodes or None] if all_tasks else [None] * episodes
+    records = []
+    for i, tid in enumerate(task_ids):
+        obs, info = env.reset(seed=seed + i, options={"task_id": tid} if tid is not None else None)
+        agent.reset(env, obs, info)
+        done = False
+        while not done:
+            obs, _, term, trunc, info = env.step(agent.act(obs, info))
+            done = term or trunc
+        records.append({
+            "task_id": env.unwrapped.task.id, "seed": seed + i, "outcome": info["outcome"], "solved": info["solved"],
+            "cost_usd": info["episode_cost_usd"], "latency_s": info["episode_latency_s"], "turns": info["turn"],
+            "tool_calls": dict(info["tool_calls"]), "parse_errors": info["parse_errors"],
+            "end_reason": info["end_reason"], "reward_breakdown": info["reward_breakdown"],
+        })
+    env.close()
+    return records
+
+
+def tool_mix(tool_calls: dict[str, float], experts: list[str]) -> str:
+    """Calls per task: each expert, then all domain tools together (``call_expert`` is their sum,
+    so it is left out); envs without experts: the top tools (`orchestra_gym.cli.format_mix`)."""
+    if not experts:
+        return format_mix(tool_calls, top=4)
+    shown = {e: tool_calls.get(e, 0.0) for e in experts}
+    shown["domain tools"] = sum(v for k, v in tool_calls.items() if k not in experts and k != "call_expert")
+    total = sum(shown.values()) or 1.0
+    return ", ".join(f"{k} {v:.2f} ({100 * v / total:.0f}%)" for k, v in shown.items())
+
+
+def row(env_id: str, agent: str, s: dict[str, Any], experts: list[str]) -> dict[str, Any]:
+    """One table row in the paper's units: accuracy %, cost cents, latency minutes."""
+    return {
+        "env": env_id, "agent": agent, "episodes": s["episodes"],
+        "accuracy": 100 * s["success_rate"], "ci": [100 * x for x in s["success_rate_ci95"]],
+        "cost_cents": 100 * s["mean_cost_usd"], "latency_min": s["mean_latency_s"] / 60,
+        "mix": tool_mix(s["tool_calls"], experts),
+    }
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    head = ("| env | agent | tasks | accuracy % (95% CI) | cost ¢/task | latency min/task | tool calls per task (share) |\n"
+            "|---|---|---|---|---|---|---|")
+    lines = [
+        f"| {r['env'].removeprefix('ToolOrchestra-')} | {r['agent']} | {r['episodes']} | "
+        f"{r['accuracy']:.1f} ({r['ci'][0]:.0f}-{r['ci'][1]:.0f}) | {r['cost_cents']:.2f} | {r['latency_min']:.2f} | {r['mix']} |"
+        for r in rows
+    ]
+    return "\n".join([head, *lines])
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats (cost no higher and accuracy no lower, one strictly)."""
+    front = []
+    for i, (c, a) in enumerate(points):
+        if not any((c2 <= c and a2 >= a) and (c2 < c or a2 > a) for j, (c2, a2) in enumerate(points) if j != i):
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Accuracy versus cost per env, the Pareto front drawn through the undominated agents (PNG).
+
+    The oracle (golden actions, free) is drawn as a star and left out of the front: it is an
+    upper bound, not a policy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    envs = list(dict.fromkeys(r["env"] for r in rows))
+    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4), squeeze=False)
+    for ax, env_id in zip(axes[0], envs):
+        rs = [r for r in rows if r["env"] == env_id]
+        pts = [(r["cost_cents"], r["accuracy"]) for r in rs]
+        for r, (c, a) in zip(rs, pts):
+            ax.scatter(c, a, s=80 if r["agent"] == "oracle" else 40, marker="*" if r["agent"] == "oracle" else "o")
+            ax.annotate(r["agent"], (c, a), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        policies = [i for i, r in enumerate(rs) if r["agent"] != "oracle"]
+        front = [policies[i] for i in pareto_front([pts[i] for i in policies])]
+        ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "k--", lw=1, label="Pareto front")
+        ax.set_xscale("symlog", linthresh=0.1)
+        ax.set_xlabel("cost per task (US cents, symlog)")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(-5, 105)
+        ax.set_title(env_id.removeprefix("ToolOrchestra-"))
+        ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--episodes", type=int, default=200, help="ToolScale episodes per agent; HLE/FRAMES: first N tasks (tau2 plays every task)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR)")
+    p.add_argument("--hle-data", help="HLE data file (runs ToolOrchestra-HLE-v0 when registered)")
+    p.add_argument("--frames-data", help="FRAMES data file (runs ToolOrchestra-FRAMES-v0 when registered)")
+    p.add_argument("--checkpoint", help="trained policy checkpoint folder (needs orchestra_jax.agents.load_policy_agent)")
+    p.add_argument("--plot", default=str(HERE / "agents_pareto.png"), help="where to save the accuracy-vs-cost PNG")
+    p.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    args = p.parse_args(argv)
+
+    policy = None
+    if args.checkpoint:
+        loader = policy_loader()
+        if loader is None:
+            print(f"--checkpoint {args.checkpoint}: a trained-policy agent is not available "
+                  "(orchestra_jax.agents.load_policy_agent does not exist in this checkout); running baselines only")
+        else:
+            policy = loader(args.checkpoint)
+
+    rows = []
+    for env_id, kwargs, all_tasks, episodes in env_plan(args):
+        experts = experts_of(env_id, kwargs)
+        for agent in agents_for(experts):
+            recs = run_episodes(env_id, agent, episodes, args.seed, kwargs, progress=False, all_tasks=all_tasks)
+            rows.append(row(env_id, agent, summarize(recs), experts))
+            print(f"{env_id:<30} {agent:<9} accuracy {rows[-1]['accuracy']:5.1f}%  cost {rows[-1]['cost_cents']:6.2f}¢  "
+                  f"latency {rows[-1]['latency_min']:5.2f} min", file=sys.stderr)
+        if policy is not None:
+            recs = run_policy(env_id, kwargs, policy, episodes, args.seed, all_tasks)
+            rows.append(row(env_id, "trained", summarize(recs), experts))
+
+    table = markdown(rows)
+    print(table)
+    plot(rows, Path(args.plot))
+    print(f"plot: {args.plot}")
+    if not args.no_record:
+        plot_rel = os.path.relpath(args.plot, HERE)
+        note = ("Experts are simulated (`orchestra_gym.tools.simulated`: the paper's price ladder, assumed accuracies); "
+                "tau2 rows play every task once with the scripted user, and tau2 NL assertions are not judged offline. "
+                "ToolScale rows: episodes with seeds S..S+N-1.")
+        append_section("Agents (issue 8)", command("bench_agents.py", argv, ("TAU2_DATA_DIR",)),
+                       f"{table}\n\n{note}\n\n![accuracy versus cost]({plot_rel})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
