@@ -230,3 +230,41 @@ def test_save_on_2_device_fsdp_restore_on_1_device_and_tp2(tmp_path):
     assert "SAVED" in _run(SAVE_2DEV, [ck, ref], 2)
     assert "RESTORED 1" in _run(RESTORE, [ck, ref], 1)
     assert "RESTORED 2" in _run(RESTORE, [ck, ref], 2)
+
+
+def test_grpo_step_with_the_real_qwen3_tokenizer(tmp_path):
+    """The Qwen3 path end to end: the offline Qwen3 tokenizer (issue 6), ChatML blocks, EOS 151645, pad id
+    151643 (an EOS id: masks come from lengths), a Qwen3-vocabulary model and one GRPO step."""
+    qtok = pytest.importorskip("orchestra_jax.tokenizer", reason="the Qwen3 tokenizer (issue 6) is not merged yet")
+    from orchestra_jax import rollout
+
+    qtok.build_qwen3_tokenizer(tmp_path / "qwen3")
+    tok = rollout.ChatTokenizer(qtok.load_tokenizer(tmp_path / "qwen3").backend)
+    assert tok.eos_ids == (151645, 151643) and tok.pad_id == 151643
+    prompt = tok.encode(rollout.render_messages([{"role": "system", "content": "Serve the user."},
+                                                 {"role": "user", "content": "Cancel order ORD-1."}]))
+    call = '<tool_call>\n{"name": "cancel_order", "arguments": {"order_id": "ORD-1"}}\n</tool_call>'
+    turn1 = tok.encode(call) + [tok.im_end_id]
+    env = tok.encode(rollout.render_messages([{"role": "tool", "content": '{"status": "cancelled"}'}],
+                                             after_assistant=True))
+    turn2 = tok.encode("<message>Done.</message>") + [tok.eos_ids[1]]  # ends on the secondary EOS
+    trajs = []
+    for _ in range(2):
+        toks, mask, lp = rollout.trajectory_from_turns(prompt, [(turn1, [-1.0] * len(turn1), env),
+                                                                (turn2, [-1.0] * len(turn2), [])])
+        trajs.append(rollout.Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info={}))
+    batch = rollout.to_batch(trajs, np.array([1.0, -1.0]), multiple=32)
+    assert batch["loss_mask"].sum() == 2 * (len(turn1) + len(turn2))
+    assert (batch["tokens"][0, len(trajs[0]):] == 0).all()
+    cfg = config_mod.ModelConfig.from_preset("tiny", vocab_size=151936, hidden_size=32, intermediate_size=64,
+                                             num_layers=1, num_heads=2, num_kv_heads=1, head_dim=16)
+    model = model_mod.Qwen3(cfg, rngs=nnx.Rngs(0))
+    graphdef, params = nnx.split(model, nnx.Param)
+    tx = train.make_optimizer(1e-3)
+    state = train.init_state(params, tx, with_reference=True)
+    step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=32), tx, grpo.LossConfig())
+    state, m = step(state, train.split_micro(batch, 1))
+    assert float(m["tokens"]) == batch["loss_mask"].sum()
+    assert np.isfinite(float(m["loss"])) and float(m["grad_norm"]) > 0
+    # log-probs are real Qwen3-vocabulary log-probs: about -log(151936) for a random init
+    assert float(m["logp_diff_sampler"]) == pytest.approx(abs(-np.log(151936) + 1.0), rel=0.05)
