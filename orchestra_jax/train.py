@@ -715,18 +715,25 @@ def _config_from_args(args: argparse.Namespace) -> TrainConfig:
     return cfg.replace(**over) if over else cfg
 
 
+def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
+    """Parse the command line and load the config strictly; None (message on stderr) when it is bad."""
+    args = _parser(prog).parse_args(argv)
+    from orchestra_jax.train_config import ConfigError
+
+    try:
+        return _config_from_args(args)
+    except (ConfigError, FileNotFoundError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
+
+
 def train_main(argv: list[str] | None = None) -> int:
     """`orchestra train [--preset NAME | --config FILE] [--max-steps N] [--output-dir DIR]`.
 
     Resumes from DIR/checkpoints when present. Prints and writes DIR/summary.json. Returns 0; a bad config
     exits with code 2 and the message naming the key, before any compute."""
-    args = _parser("orchestra train").parse_args(argv)
-    from orchestra_jax.train_config import ConfigError
-
-    try:
-        cfg = _config_from_args(args)
-    except (ConfigError, FileNotFoundError) as e:
-        print(f"orchestra train: {e}", file=sys.stderr)
+    cfg = _load_config("orchestra train", argv)
+    if cfg is None:
         return 2
     summary = run_training(cfg)
     print(json.dumps({k: summary[k] for k in ("steps", "wall_time_s", "initial_success_rate", "final_success_rate",
@@ -737,13 +744,8 @@ def train_main(argv: list[str] | None = None) -> int:
 
 def sft_main(argv: list[str] | None = None) -> int:
     """`orchestra sft [--preset NAME | --config FILE] [--output-dir DIR]`: the warm start only (+ evaluation)."""
-    args = _parser("orchestra sft").parse_args(argv)
-    from orchestra_jax.train_config import ConfigError
-
-    try:
-        cfg = _config_from_args(args)
-    except (ConfigError, FileNotFoundError) as e:
-        print(f"orchestra sft: {e}", file=sys.stderr)
+    cfg = _load_config("orchestra sft", argv)
+    if cfg is None:
         return 2
     if cfg.sft_steps == 0:
         print("orchestra sft: sft_steps is 0 in this config; set sft_steps >= 1", file=sys.stderr)
@@ -751,4 +753,3 @@ def sft_main(argv: list[str] | None = None) -> int:
     summary = run_training(cfg, sft_only=True)
     print(json.dumps({k: summary[k] for k in ("sft_steps", "wall_time_s", "final_success_rate")}, default=float))
     return 0
-
