@@ -228,6 +228,17 @@ def _unfinished_vector(info: dict[str, Any], names: list[str]) -> np.ndarray:
                               -float(info.get("episode_latency_s", 0.0))], np.float64)
 
 
+def _fits(sampler: Any, state: Any, appended: Sequence[Sequence[int]], max_new_tokens: int) -> bool:
+    """Whether the next block + a full turn fit the sampler's cache. The rows share cache slots and every
+    block is padded to a power of two, so the cache fills faster than the longest row grows."""
+    cache, cap = getattr(state, "cache", None), getattr(sampler, "max_cache_len", None)
+    if cache is None or cap is None:
+        return True
+    longest = max((len(a) for a in appended), default=0) + max((len(p) for p in getattr(state, "pending", [])), default=0)
+    width = max(16, 1 << max(0, longest - 1).bit_length()) if longest else 0
+    return int(cache.slot) + min(width, max(longest, 0) if int(cache.slot) + width > cap else width) + max_new_tokens <= cap
+
+
 def collect_rollouts(
     sampler: Any,
     tokenizer: ChatTokenizer,
@@ -347,6 +358,11 @@ def collect_rollouts(
                 turns[r][-1] = (ids, lps, env_ids)
                 appended[r] = env_ids
                 length[r] += len(env_ids)
+            if any(active) and not _fits(sampler, state, appended, max_new_tokens):
+                for r in range(n * g):  # the shared KV cache (with its padding slots) is full: stop the batch
+                    if active[r]:
+                        cut[r], active[r] = True, False
+                        stats.cut += 1
             if any(active):
                 state = sampler.extend(state, appended)
         for r in range(n * g):  # turn limit of the rollout reached while the env still runs

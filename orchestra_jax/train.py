@@ -459,7 +459,7 @@ class Run:
 
         nnx.update(self.model, params)
         if self._sampler is None:
-            self._sampler = Sampler(self.model, eos_ids=self.tok.eos_ids, max_cache_len=2 * self.cfg.max_seq_len,
+            self._sampler = Sampler(self.model, eos_ids=self.tok.eos_ids, max_cache_len=3 * self.cfg.max_seq_len,
                                     pad_id=self.tok.pad_id)
         else:
             self._sampler.update_params(self.model)
