@@ -311,7 +311,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "max_steps": 20,
         "learning_rate": 1e-3,
         "kl_coef": 0.0,
-        "sft_steps": 60,
+        "sft_steps": 150,
         "sft_batch_size": 4,
         "sft_learning_rate": 1e-2,
         "sft_tasks": 128,
