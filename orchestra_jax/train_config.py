@@ -1,0 +1,323 @@
+"""`TrainConfig`: every hyper-parameter of `orchestra train` / `orchestra sft`, with the paper's defaults.
+
+Sources: ToolOrchestra (arXiv 2511.21689) Sec. 3.2-4 and App. D; the released script
+`training/train_orchestrator.sh` (verl) for the values the paper leaves out ([REL] below).
+
+Loading is strict: `TrainConfig.from_file(path)` (TOML or JSON) and `TrainConfig.from_dict(d)` reject
+unknown keys (with a "did you mean" hint), values of the wrong type and inconsistent combinations,
+before any compute, with a message naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from orchestra_jax.grpo import AGGREGATIONS, KL_ESTIMATORS, LossConfig
+
+__all__ = ["TrainConfig", "PRESETS", "ConfigError"]
+
+
+class ConfigError(ValueError):
+    """A bad training configuration (the message names the key and the fix)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters of GRPO training (defaults: the paper / released code, for Qwen3-8B)."""
+
+    # ------------------------------------------------------------------ run
+    name: str = "custom"  # run name, for logs
+    seed: int = 0  # master seed; task order, rollouts and init derive from (seed, step)
+    output_dir: str = "runs/orchestra"  # logs (JSONL, TensorBoard), checkpoints, summary.json, plots
+    max_steps: int = 100  # GRPO steps (each: tasks_per_step x rollouts_per_task rollouts)
+    # ------------------------------------------------------------------ policy
+    model_preset: str = "qwen3-8b"  # orchestra_jax.config.ModelConfig preset (Qwen3-8B as the paper)
+    model_overrides: dict = dataclasses.field(default_factory=dict)  # ModelConfig fields to replace
+    hf_checkpoint: str = ""  # Hugging Face safetensors dir to load ("" = random init)
+    tokenizer: str = "qwen3"  # "qwen3" (offline Qwen3 tokenizer), "toolscale-bpe" (small BPE) or a path
+    # ------------------------------------------------------------------ environment
+    env_id: str = "ToolOrchestra-ToolScale-v0"  # registered orchestra_gym id
+    env_kwargs: dict = dataclasses.field(default_factory=dict)  # extra gym.make kwargs
+    preference: dict = dataclasses.field(default_factory=dict)  # preference vector; {} = env default
+    tools: list = dataclasses.field(default_factory=list)  # tools exposed (reset option "tools"); [] = all
+    tasks_per_step: int = 16  # tasks per step (paper App. D: batch 16)
+    rollouts_per_task: int = 8  # G rollouts per task (paper App. D: 8)
+    temperature: float = 1.0  # sampling temperature (paper App. D: 1.0)
+    max_turns: int = 50  # turns per episode (paper: 50; released code: 30)
+    max_new_tokens: int = 8192  # generated tokens per turn (paper: 8k)
+    max_seq_len: int = 32768  # tokens per trajectory (prompt + all turns); longer ones are cut (mask 0)
+    tool_workers: int = 16  # threads running tool calls of different episodes concurrently
+    # ------------------------------------------------------------------ reward and advantages
+    reward: str = "preference"  # "preference" (paper Sec. 3.2) or "outcome"
+    adv_eps: float = 1e-6  # epsilon added to the group std (verl)
+    adv_clip: float = 3.0  # advantages clipped to [-adv_clip, adv_clip] (paper Sec. 3.2)
+    adv_ddof: int = 1  # std ddof; 1 = unbiased, torch.std in the released code
+    min_group_std: float = 0.1  # groups with reward std below this are dropped (paper Sec. 3.2)
+    # ------------------------------------------------------------------ loss (orchestra_jax.grpo)
+    clip_eps_low: float = 0.2  # ratio clip 1 - eps_low [REL clip_ratio_low]
+    clip_eps_high: float = 0.28  # ratio clip 1 + eps_high [REL clip_ratio_high]
+    dual_clip_c: float = 10.0  # dual clip for A < 0; 0 disables [REL clip_ratio_c]
+    kl_coef: float = 1e-4  # KL-to-reference coefficient; 0 disables (no reference copy) [REL kl_loss_coef]
+    kl_estimator: str = "k2"  # "k2" = 0.5 (logp - ref)^2 [REL kl_loss_type=mse] or "k3"
+    aggregation: str = "token-mean"  # token-mean [REL] | seq-mean-token-mean | dr-grpo
+    old_logp_source: str = "trainer"  # pi_old: "trainer" (recomputed, verl) or "sampler" (rollout log-probs)
+    # ------------------------------------------------------------------ optimiser
+    learning_rate: float = 1e-6  # AdamW learning rate [REL LR=1e-6]
+    weight_decay: float = 0.01  # AdamW decoupled weight decay (verl default)
+    grad_clip: float = 1.0  # global-norm gradient clip (verl default); 0 disables
+    adam_b1: float = 0.9  # AdamW beta1
+    adam_b2: float = 0.999  # AdamW beta2
+    adam_eps: float = 1e-8  # AdamW epsilon
+    warmup_steps: int = 0  # linear learning-rate warm-up steps (0 = constant)
+    micro_batches: int = 1  # gradient accumulation micro-batches per step (same gradient, less memory)
+    logp_chunk: int = 256  # sequence chunk of the log-prob computation (memory [B, chunk, V])
+    # ------------------------------------------------------------------ mesh
+    mesh_data: int = 1  # data-parallel mesh axis size
+    mesh_fsdp: int = 0  # fsdp axis size; 0 = all devices left after data and tp
+    mesh_tp: int = 1  # tensor-parallel axis size
+    # ------------------------------------------------------------------ supervised warm start
+    sft_steps: int = 0  # SFT steps on golden trajectories before GRPO (0 = none)
+    sft_batch_size: int = 16  # trajectories per SFT step
+    sft_learning_rate: float = 1e-5  # SFT AdamW learning rate
+    sft_tasks: int = 512  # golden trajectories generated for SFT
+    # ------------------------------------------------------------------ evaluation, logging, checkpoints
+    eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
+    eval_temperature: float = 0.0  # 0 = greedy
+    log_every: int = 1  # steps between JSONL / TensorBoard records
+    checkpoint_every: int = 10  # steps between checkpoints (and a final one)
+    keep_checkpoints: int = 3  # checkpoints kept (orbax max_to_keep)
+    async_checkpoint: bool = True  # write checkpoints in the background (orbax async)
+    progress_bar: bool = True  # tqdm bar with reward / success / cost / latency
+
+    # ---------------------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check types and consistency. Raises ConfigError naming the key."""
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            _check_type(f.name, getattr(self, f.name), hints[f.name])
+
+        def need(cond: bool, key: str, msg: str) -> None:
+            if not cond:
+                raise ConfigError(f"{key}={getattr(self, key)!r}: {msg}")
+
+        for key in ("max_steps", "tasks_per_step", "rollouts_per_task", "max_turns", "max_new_tokens",
+                    "max_seq_len", "tool_workers", "micro_batches", "logp_chunk", "mesh_data", "mesh_tp",
+                    "sft_batch_size", "log_every", "checkpoint_every", "keep_checkpoints"):
+            need(getattr(self, key) >= 1, key, "must be >= 1")
+        for key in ("mesh_fsdp", "sft_steps", "sft_tasks", "eval_tasks", "warmup_steps", "adv_ddof"):
+            need(getattr(self, key) >= 0, key, "must be >= 0")
+        need(self.rollouts_per_task >= 2, "rollouts_per_task", "GRPO needs >= 2 rollouts per task (a group)")
+        need(self.rollouts_per_task > self.adv_ddof, "adv_ddof", "must be < rollouts_per_task")
+        need(self.reward in ("preference", "outcome"), "reward", "use 'preference' or 'outcome'")
+        need(self.kl_estimator in KL_ESTIMATORS, "kl_estimator", f"use one of {KL_ESTIMATORS}")
+        need(self.aggregation in AGGREGATIONS, "aggregation", f"use one of {AGGREGATIONS}")
+        need(self.old_logp_source in ("trainer", "sampler"), "old_logp_source", "use 'trainer' or 'sampler'")
+        need(self.temperature > 0, "temperature", "must be > 0 for GRPO sampling")
+        need(self.eval_temperature >= 0, "eval_temperature", "must be >= 0 (0 = greedy)")
+        need(self.learning_rate > 0, "learning_rate", "must be > 0")
+        need(self.sft_learning_rate > 0, "sft_learning_rate", "must be > 0")
+        need(self.weight_decay >= 0, "weight_decay", "must be >= 0")
+        need(self.grad_clip >= 0, "grad_clip", "must be >= 0 (0 disables)")
+        need(0 <= self.clip_eps_low < 1, "clip_eps_low", "must be in [0, 1)")
+        need(self.clip_eps_high >= 0, "clip_eps_high", "must be >= 0")
+        need(self.dual_clip_c == 0 or self.dual_clip_c > 1, "dual_clip_c", "must be > 1 (or 0 to disable)")
+        need(self.kl_coef >= 0, "kl_coef", "must be >= 0")
+        need(self.adv_clip > 0, "adv_clip", "must be > 0")
+        need(self.max_new_tokens <= self.max_seq_len, "max_new_tokens", f"must be <= max_seq_len={self.max_seq_len}")
+        rows = self.tasks_per_step * self.rollouts_per_task
+        need(rows % self.micro_batches == 0, "micro_batches",
+             f"must divide tasks_per_step x rollouts_per_task = {rows}")
+        need(self.sft_steps == 0 or self.sft_batch_size % self.micro_batches == 0, "micro_batches",
+             f"must divide sft_batch_size={self.sft_batch_size}")
+        need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")
+        try:
+            from orchestra_jax import config as model_config  # the policy's presets (issue 6)
+        except ImportError:
+            model_config = None
+        if model_config is not None:
+            presets = getattr(model_config, "PRESETS", {})
+            if presets and self.model_preset not in presets:
+                close = difflib.get_close_matches(self.model_preset, list(presets), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(f"model_preset={self.model_preset!r}: unknown{hint}; known: {sorted(presets)}")
+            fields = {f.name for f in dataclasses.fields(model_config.ModelConfig)}
+            for k in self.model_overrides:
+                if k not in fields:
+                    close = difflib.get_close_matches(k, sorted(fields), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise ConfigError(f"model_overrides.{k}: unknown ModelConfig field{hint}; known: {sorted(fields)}")
+
+    # ---------------------------------------------------------------------------------------------
+    def loss_config(self) -> LossConfig:
+        """The `orchestra_jax.grpo.LossConfig` of this run."""
+        return LossConfig(
+            clip_eps_low=self.clip_eps_low,
+            clip_eps_high=self.clip_eps_high,
+            dual_clip_c=self.dual_clip_c if self.dual_clip_c > 0 else None,
+            kl_coef=self.kl_coef,
+            kl_estimator=self.kl_estimator,  # type: ignore[arg-type]
+            aggregation=self.aggregation,  # type: ignore[arg-type]
+            max_len=self.max_seq_len if self.aggregation == "dr-grpo" else None,
+        )
+
+    def replace(self, **overrides: Any) -> "TrainConfig":
+        """Copy with fields replaced (validated; unknown keys raise ConfigError)."""
+        _check_keys(overrides)
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> "TrainConfig":
+        """A named preset (`PRESETS`), optionally with fields replaced.
+
+        Raises: ConfigError for an unknown preset or key.
+        """
+        if name not in PRESETS:
+            close = difflib.get_close_matches(name, list(PRESETS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown preset {name!r}{hint}; known presets: {sorted(PRESETS)}")
+        base = dict(PRESETS[name])
+        _check_keys(overrides)
+        base.update(overrides)
+        return cls.from_dict(base)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
+        """Strict construction: unknown keys and wrong types raise ConfigError naming the key.
+
+        A key ``preset`` starts from that preset and overrides it with the other keys.
+        """
+        if not isinstance(d, dict):
+            raise ConfigError(f"a training config must be a table/object, got {type(d).__name__}")
+        d = dict(d)
+        if "preset" in d:
+            name = d.pop("preset")
+            if not isinstance(name, str):
+                raise ConfigError(f"preset must be a string, got {name!r}")
+            return cls.preset(name, **d)
+        _check_keys(d)
+        return cls(**d)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "TrainConfig":
+        """Load a `.toml` or `.json` file (strict, see `from_dict`).
+
+        Raises: ConfigError (bad key/value/extension), FileNotFoundError.
+        """
+        p = Path(path)
+        text = p.read_text()
+        if p.suffix == ".toml":
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as e:
+                raise ConfigError(f"{p}: invalid TOML: {e}") from None
+        elif p.suffix == ".json":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ConfigError(f"{p}: invalid JSON: {e}") from None
+        else:
+            raise ConfigError(f"{p}: config files must end in .toml or .json")
+        try:
+            return cls.from_dict(data)
+        except ConfigError as e:
+            raise ConfigError(f"{p}: {e}") from None
+
+
+_ALIASES = {"lr": "learning_rate", "steps": "max_steps", "kl": "kl_coef", "group_size": "rollouts_per_task",
+            "batch_size": "tasks_per_step", "preset_name": "name", "model": "model_preset"}
+
+
+def _check_keys(d: dict[str, Any]) -> None:
+    known = [f.name for f in dataclasses.fields(TrainConfig)]
+    for k in d:
+        if k not in known:
+            close = [_ALIASES[k]] if k in _ALIASES else difflib.get_close_matches(k, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key {k!r}{hint}; known keys: {', '.join(known)}")
+
+
+def _check_type(key: str, value: Any, hint: Any) -> None:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        allowed = typing.get_args(hint)
+    else:
+        allowed = (origin or hint,)
+    ok = False
+    for t in allowed:
+        t = typing.get_origin(t) or t
+        if t is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            ok = True
+        elif t is int and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        elif t is bool and isinstance(value, bool):
+            ok = True
+        elif t not in (float, int, bool) and isinstance(value, t):
+            ok = True
+    if not ok:
+        names = " | ".join(getattr(typing.get_origin(t) or t, "__name__", str(t)) for t in allowed)
+        raise ConfigError(f"{key}={value!r}: expected {names}, got {type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Presets (plain dicts, so that from_dict validates them like a user's file)
+# ---------------------------------------------------------------------------------------------------
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # The paper's run: Qwen3-8B from a Hugging Face checkpoint, 16 tasks x 8 rollouts, temperature 1.0,
+    # up to 50 turns and 8k tokens per turn, lr 1e-6, KL 1e-4 (k2), clip 0.2/0.28, dual clip 10.
+    "qwen3-8b": {
+        "name": "qwen3-8b",
+        "model_preset": "qwen3-8b",
+        "model_overrides": {"param_dtype": "float32", "compute_dtype": "bfloat16", "remat": True},
+        "hf_checkpoint": "checkpoints/Qwen3-8B",
+        "tokenizer": "qwen3",
+        "max_steps": 1000,
+        "micro_batches": 16,
+        "output_dir": "runs/qwen3-8b",
+    },
+    # The offline default: CPU (2 cores, <= 20 minutes), a small Qwen3 with a small byte-level BPE
+    # tokenizer built from the env's own texts, ToolScale-synthetic with simulated experts of different
+    # prices and accuracies, a cost-weighted preference vector; SFT warm start, then GRPO.
+    "tiny-toolscale": {
+        "name": "tiny-toolscale",
+        "model_preset": "tiny",
+        "model_overrides": {"vocab_size": 1024, "hidden_size": 64, "intermediate_size": 128,
+                            "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "head_dim": 32,
+                            "tie_word_embeddings": True},
+        "hf_checkpoint": "",
+        "tokenizer": "toolscale-bpe",
+        "env_kwargs": {"system_prompt": "compact"},
+        "tools": ["call_expert"],
+        "preference": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
+        "tasks_per_step": 4,
+        "rollouts_per_task": 8,
+        "max_turns": 6,
+        "max_new_tokens": 40,
+        "max_seq_len": 2048,
+        "tool_workers": 4,
+        "max_steps": 20,
+        "learning_rate": 1e-3,
+        "kl_coef": 0.0,
+        "sft_steps": 150,
+        "sft_batch_size": 4,
+        "sft_learning_rate": 1e-2,
+        "sft_tasks": 128,
+        "eval_tasks": 100,
+        "eval_temperature": 1.0,
+        "checkpoint_every": 10,
+        "output_dir": "runs/tiny-toolscale",
+    },
+}

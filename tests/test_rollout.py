@@ -1,0 +1,205 @@
+"""Tests of orchestra_jax.rollout: masks from lengths, EOS handling, token-in/token-out with the real sampler."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+import orchestra_gym  # noqa: F401  (registers the env ids)
+from orchestra_gym.agents import ExpertAgent, OracleAgent
+from orchestra_jax import rollout, train
+from orchestra_jax.rollout import ChatTokenizer, Trajectory
+
+model_mod = pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
+config_mod = pytest.importorskip("orchestra_jax.config", reason="the Qwen3 policy (issue 6) is not merged yet")
+sampler_mod = pytest.importorskip("orchestra_jax.sampler", reason="the sampler (issue 6) is not merged yet")
+
+ENV_ID = "ToolOrchestra-ToolScale-v0"
+ONLY_EXPERT = {"tools": ["call_expert"]}  # short system prompt: the expert tool only
+CALL = '<tool_call>\n{"name": "call_expert", "arguments": {"expert": "expert-3"}}\n</tool_call>'
+
+
+def make_env(**kw):
+    return gym.make(ENV_ID, system_prompt="compact", **kw)
+
+
+@pytest.fixture(scope="module")
+def tok() -> ChatTokenizer:
+    texts = []
+    env = make_env(max_turns=12)
+    for seed in range(6):
+        t = rollout.scripted_trajectory(env, _plain_tok(), OracleAgent(), seed=seed)
+        texts += t.texts
+        obs, _ = env.reset(seed=seed)
+        texts.append(obs)
+    texts.append(CALL)
+    return rollout.build_bpe_tokenizer(texts, vocab_size=512)
+
+
+def _plain_tok() -> ChatTokenizer:
+    """A byte-level tokenizer with no merges (for collecting texts before the real one is trained)."""
+    return rollout.build_bpe_tokenizer(["a"], vocab_size=300)
+
+
+def test_bpe_tokenizer_roundtrip_and_specials(tok):
+    text = rollout.render_messages([{"role": "system", "content": "Serve the user."},
+                                    {"role": "tool", "content": '{"total": 12.5} ünïcode'}])
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    assert ids[0] == tok.tk.token_to_id("<|im_start|>")
+    assert tok.encode("<|im_end|>") == [tok.im_end_id]
+    assert tok.eos_ids == (tok.im_end_id, tok.tk.token_to_id("<|endoftext|>"))
+    assert tok.pad_id in tok.eos_ids  # as Qwen3: masks must never come from token values
+    assert "<tool_response>" in text and text.endswith("<|im_start|>assistant\n")
+
+
+def test_mask_sums_follow_lengths_not_token_values(tok):
+    eos = tok.im_end_id
+    trajs = []
+    for n in (3, 7, 10):
+        prompt = [5, 6, 7, tok.pad_id]  # a pad/EOS id inside the prompt must not matter
+        sampled = [tok.pad_id] * (n - 1) + [9] + [eos]  # n tokens (pad-valued ones included) + EOS
+        toks, mask, lp = rollout.trajectory_from_turns(prompt, [(sampled, [-0.5] * (n + 1), [])])
+        trajs.append(Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info={}))
+    batch = rollout.to_batch(trajs, np.array([1.0, -1.0, 0.5]), multiple=16)
+    assert batch["tokens"].shape == (3, 16)
+    np.testing.assert_array_equal(batch["loss_mask"].sum(1), [3 + 1, 7 + 1, 10 + 1])
+    np.testing.assert_array_equal(batch["attention_mask"].sum(1), [4 + 4, 4 + 8, 4 + 11])
+    np.testing.assert_allclose(batch["sampler_logp"].sum(1), [-2.0, -4.0, -5.5])
+    # the padding is written with id 0 and masked by length only
+    assert batch["loss_mask"][0, 8:].sum() == 0 and batch["attention_mask"][0, 8:].sum() == 0
+    # cut samples: all-zero loss mask; invalid turns: zero for that turn only
+    toks, mask, _ = rollout.trajectory_from_turns([1, 2], [([3, 4], [0, 0], [5]), ([6, eos], [0, 0], [])], cut=True)
+    assert sum(mask) == 0 and len(toks) == 7
+    toks, mask, _ = rollout.trajectory_from_turns([1, 2], [([3, 4], [0, 0], [5]), ([6, eos], [0, 0], [])],
+                                                  invalid=[True, False])
+    assert mask == [0, 0, 0, 0, 0, 1, 1]
+
+
+def _tiny_qwen3(vocab: int, seed: int = 0):
+    cfg = config_mod.ModelConfig.from_preset("tiny", vocab_size=vocab, num_layers=1)
+    return model_mod.Qwen3(cfg, rngs=nnx.Rngs(seed))
+
+
+def _always_emit(model, token_id: int):
+    """Parameter surgery: the model puts almost all mass on `token_id` at every position (residual
+    stream = embedding with a positive coordinate 0, final norm keeps only that coordinate)."""
+    d = model.config.hidden_size
+    model.embed[...] = model.embed[...].at[:, 0].set(1.0)
+    model.wo[...] = jnp.zeros_like(model.wo[...])
+    model.w_down[...] = jnp.zeros_like(model.w_down[...])
+    model.final_norm[...] = jnp.zeros((d,)).at[0].set(1.0)
+    model.lm_head[...] = jnp.zeros_like(model.lm_head[...]).at[0, token_id].set(60.0)
+    return model
+
+
+def test_secondary_eos_counts_as_terminated(tok):
+    eos2 = tok.eos_ids[1]
+    model = _always_emit(_tiny_qwen3(tok.vocab_size), eos2)
+    sampler = sampler_mod.Sampler(model, eos_ids=tok.eos_ids, max_cache_len=4096, pad_id=tok.pad_id)
+    envs = [make_env(max_turns=2) for _ in range(2)]
+    trajs, stats = rollout.collect_rollouts(sampler, tok, envs, [{}], rollouts_per_task=2, seed=0,
+                                            max_new_tokens=8, max_seq_len=2048, max_turns=2,
+                                            drop_invalid_turns=False)
+    for t in trajs:
+        assert not t.cut  # ended on an EOS id, not by the length limit
+        assert t.turns == 2
+        sampled = [x for x, m in zip(t.tokens, t.loss_mask) if m > 0]
+        assert sampled == [eos2, eos2]  # the EOS token itself is in the loss
+    assert stats.cut == 0 and stats.invalid_turns == 4  # empty text is not a valid action
+
+
+class RecordingSampler:
+    """The real sampler, with every id that goes in (prefill / extend) and comes out (generate) logged."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.log: list[tuple[str, list[list[int]], list[list[float]] | None]] = []
+
+    def prefill(self, prompts):
+        self.log.append(("in", [list(p) for p in prompts], None))
+        return self.inner.prefill(prompts)
+
+    def extend(self, state, appended):
+        self.log.append(("in", [list(a) for a in appended], None))
+        return self.inner.extend(state, appended)
+
+    def generate(self, state, **kw):
+        state, out = self.inner.generate(state, **kw)
+        self.log.append(("out", [list(t) for t in out.tokens], [list(x) for x in out.logprobs]))
+        self.last_state = state
+        return state, out
+
+
+def _memorize(model, tok, text: str, steps: int = 80):
+    """A few SFT steps (the real train step) so the tiny model writes `text` after the assistant header."""
+    env = make_env(max_turns=3)
+    rows = []
+    for seed in range(2):
+        t = rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=seed, max_turns=3, options=ONLY_EXPERT)
+        rows.append(t)
+    batch = rollout.to_batch(rows, multiple=64)
+    graphdef, params = nnx.split(model, nnx.Param)
+    tx = train.make_optimizer(1e-2, weight_decay=0.0)
+    state = train.init_state(params, tx, with_reference=False)
+    step = train.make_sft_step(train.make_logp_fn(graphdef, chunk=64), tx)
+    mb = train.split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, 1)
+    for _ in range(steps):
+        state, m = step(state, mb)
+    nnx.update(model, state.params)
+    return float(m["nll"]), rows[0].task_id
+
+
+def test_token_in_token_out_three_turn_tool_conversation(tok):
+    model = _tiny_qwen3(tok.vocab_size, seed=1)
+    nll, task_id = _memorize(model, tok, CALL)
+    assert nll < 0.02
+    inner = sampler_mod.Sampler(model, eos_ids=tok.eos_ids, max_cache_len=4096, pad_id=tok.pad_id)
+    rec = RecordingSampler(inner)
+    envs = [make_env(max_turns=3) for _ in range(2)]
+    trajs, stats = rollout.collect_rollouts(rec, tok, envs, [dict(ONLY_EXPERT, task_id=task_id)], rollouts_per_task=2,
+                                            seed=0, max_new_tokens=40, max_seq_len=2048, temperature=0.0,
+                                            max_turns=3, keep_texts=True)
+    batch = rollout.to_batch(trajs)
+    for r, t in enumerate(trajs):
+        assert t.turns == 3 and t.invalid_turns == 0 and not t.cut
+        assert all("call_expert" in x for x in t.texts)
+        assert t.info["tool_calls"]["call_expert"] == 3.0
+        assert t.info["preference"] is not None and t.task_id == task_id  # three real tool calls ran
+        # the ids that went in and came out, in order
+        seen, logps, in_loss = [], [], []
+        for kind, rows, lps in rec.log:
+            seen += rows[r]
+            in_loss += [kind == "out"] * len(rows[r])
+            logps += (lps[r] if lps is not None else [0.0] * len(rows[r]))
+        n = len(t.tokens)
+        assert n == len(seen)
+        np.testing.assert_array_equal(batch["tokens"][r, :n], seen)
+        np.testing.assert_array_equal(batch["loss_mask"][r, :n], np.array(in_loss, np.float32))
+        np.testing.assert_allclose(batch["sampler_logp"][r, :n], np.array(logps, np.float32))
+        assert batch["tokens"][r, n - 1] == tok.im_end_id  # the conversation ends on the sampled EOS
+        assert t.info["turn"] == 3.0 and "reward_vector" in t.info
+    # the sampler's own view of each conversation is the trainer's row
+    for r, t in enumerate(trajs):
+        assert rec.last_state.tokens[r] == t.tokens
+
+
+def test_group_rewards_and_advantages(tok):
+    env = make_env(max_turns=6)
+    trajs = []
+    for expert in ("expert-1", "expert-3", "expert-3", "expert-2"):
+        t = rollout.scripted_trajectory(env, tok, ExpertAgent(expert), seed=11, max_turns=6)
+        trajs.append(t)
+    assert len({t.task_id for t in trajs}) == 1
+    pref = np.zeros(len(trajs[0].info["reward_vector"]))
+    pref[-3], pref[-2] = 1.0, 1.0  # outcome and cost
+    r = rollout.group_rewards(trajs, 4, pref)
+    assert r.shape == (1, 4)
+    for t, x in zip(trajs, r[0]):
+        assert (x == 0.0) == (not t.solved)
+    out = rollout.group_rewards(trajs, 4, None, kind="outcome")
+    np.testing.assert_array_equal(out[0], [t.outcome for t in trajs])

@@ -1,0 +1,77 @@
+"""Strict loading of TrainConfig: presets, TOML/JSON files, unknown and inconsistent keys."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from orchestra_jax.grpo import LossConfig
+from orchestra_jax.train_config import PRESETS, ConfigError, TrainConfig
+
+
+def test_defaults_are_the_papers():
+    c = TrainConfig()
+    assert (c.tasks_per_step, c.rollouts_per_task, c.temperature, c.max_turns) == (16, 8, 1.0, 50)
+    assert (c.learning_rate, c.kl_coef, c.kl_estimator, c.aggregation) == (1e-6, 1e-4, "k2", "token-mean")
+    assert (c.clip_eps_low, c.clip_eps_high, c.dual_clip_c) == (0.2, 0.28, 10.0)
+    assert (c.adv_clip, c.min_group_std, c.adv_ddof) == (3.0, 0.1, 1)
+    assert c.loss_config() == LossConfig()
+
+
+def test_presets_load():
+    for name in PRESETS:
+        c = TrainConfig.preset(name)
+        assert c.name == name
+    tiny = TrainConfig.preset("tiny-toolscale", max_steps=3)
+    assert tiny.max_steps == 3 and tiny.tokenizer == "toolscale-bpe"
+    big = TrainConfig.preset("qwen3-8b")
+    assert (big.tasks_per_step, big.rollouts_per_task, big.max_turns) == (16, 8, 50)
+
+
+def test_toml_and_json_files(tmp_path):
+    p = tmp_path / "run.toml"
+    p.write_text('preset = "tiny-toolscale"\nmax_steps = 7\nkl_coef = 0.0\n[preference]\noutcome = 1.0\ncost = 2.0\n')
+    c = TrainConfig.from_file(p)
+    assert (c.max_steps, c.kl_coef, c.preference) == (7, 0.0, {"outcome": 1.0, "cost": 2.0})
+    q = tmp_path / "run.json"
+    q.write_text(json.dumps({"learning_rate": 3e-6, "micro_batches": 4}))
+    d = TrainConfig.from_file(q)
+    assert (d.learning_rate, d.micro_batches) == (3e-6, 4)
+
+
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        ("lr = 1e-5\n", r"unknown config key 'lr' \(did you mean 'learning_rate'\?\)"),
+        ("learning_rat = 1e-5\n", r"'learning_rat' \(did you mean 'learning_rate'\?\)"),
+        ('max_steps = "ten"\n', r"max_steps='ten': expected int"),
+        ("rollouts_per_task = 1\n", r"rollouts_per_task=1: GRPO needs >= 2"),
+        ("micro_batches = 3\n", r"micro_batches=3: must divide tasks_per_step x rollouts_per_task = 128"),
+        ('aggregation = "mean"\n', r"aggregation='mean'"),
+        ('kl_estimator = "k1"\n', r"kl_estimator='k1'"),
+        ("max_new_tokens = 99999\n", r"max_new_tokens=99999: must be <= max_seq_len"),
+        ('preset = "tiny-toolscal"\n', r"unknown preset 'tiny-toolscal' \(did you mean 'tiny-toolscale'\?\)"),
+        ("async_checkpoint = 1\n", r"async_checkpoint=1: expected bool"),
+    ],
+)
+def test_bad_keys_fail_with_the_key_named(tmp_path, content, match):
+    p = tmp_path / "bad.toml"
+    p.write_text(content)
+    with pytest.raises(ConfigError, match=match):
+        TrainConfig.from_file(p)
+
+
+def test_model_overrides_checked_against_model_config():
+    pytest.importorskip("orchestra_jax.config", reason="the Qwen3 policy (issue 6) is not merged yet")
+    with pytest.raises(ConfigError, match=r"model_overrides.hiden_size: unknown ModelConfig field"):
+        TrainConfig(model_overrides={"hiden_size": 3})
+    with pytest.raises(ConfigError, match=r"model_preset='qwen3-9b'"):
+        TrainConfig(model_preset="qwen3-9b")
+
+
+def test_bad_extension(tmp_path):
+    p = tmp_path / "run.yaml"
+    p.write_text("a: 1")
+    with pytest.raises(ConfigError, match=r"\.toml or \.json"):
+        TrainConfig.from_file(p)
