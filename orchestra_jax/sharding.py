@@ -42,15 +42,34 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
 }
 
 
-def initialize_distributed(**kwargs: Any) -> None:
-    """Start `jax.distributed` on a multi-host job (no-op on one process).
+def initialize_distributed(**kwargs: Any) -> bool:
+    """Start `jax.distributed` on a multi-host job (no-op on one process); True when it is running.
 
     Runs `jax.distributed.initialize(**kwargs)` when kwargs are given or when the usual
-    coordinator variables are set (`JAX_COORDINATOR_ADDRESS`, or a cluster that JAX detects
-    itself such as SLURM / TPU pods, signalled by `JAX_NUM_PROCESSES` > 1).
+    coordinator variables are set: `JAX_COORDINATOR_ADDRESS` ("host:port" of process 0, read by JAX),
+    `JAX_NUM_PROCESSES` and `JAX_PROCESS_ID` (integers, passed on here as `num_processes` and
+    `process_id`; JAX does not read them), or `JAX_NUM_PROCESSES` > 1 alone for a cluster that JAX
+    detects itself (SLURM, Open MPI, TPU pods). Must run before any other JAX call touches the devices.
+    A second call is a no-op. On CPU the cross-process collectives use
+    `jax_cpu_collectives_implementation` (gloo, the default in jax 0.10).
+
+    Raises:
+        ValueError: JAX_NUM_PROCESSES or JAX_PROCESS_ID is not an integer.
     """
-    if kwargs or os.environ.get("JAX_COORDINATOR_ADDRESS") or int(os.environ.get("JAX_NUM_PROCESSES", "1")) > 1:
-        jax.distributed.initialize(**kwargs)
+    if jax.distributed.is_initialized():
+        return True
+    env = {}
+    for var, key in (("JAX_NUM_PROCESSES", "num_processes"), ("JAX_PROCESS_ID", "process_id")):
+        if os.environ.get(var, "").strip():
+            try:
+                env[key] = int(os.environ[var])
+            except ValueError:
+                raise ValueError(f"{var}={os.environ[var]!r}: must be an integer "
+                                 f"(e.g. {var}={'2' if key == 'num_processes' else '0'})") from None
+    if kwargs or os.environ.get("JAX_COORDINATOR_ADDRESS") or env.get("num_processes", 1) > 1:
+        jax.distributed.initialize(**{**env, **kwargs})
+        return True
+    return False
 
 
 def make_mesh(data: int | None = None, fsdp: int | None = None, tp: int = 1,

@@ -383,11 +383,27 @@ def build_policy(cfg: TrainConfig, tok: rollout_mod.ChatTokenizer) -> tuple[Any,
     return model, mesh
 
 
-def params_digest(params: Any) -> str:
-    """sha256 of all parameter bytes (to compare runs bit for bit)."""
-    h = hashlib.sha256()
+def gather_params(params: Any) -> list[np.ndarray]:
+    """Every leaf of `params` (in `jax.tree.leaves` order) as a full host numpy array.
+
+    Multi-host: a leaf this process does not hold entirely is all-gathered
+    (`jax.experimental.multihost_utils.process_allgather`), a collective, so every process must call this.
+    """
+    from jax.experimental import multihost_utils
+
+    out = []
     for x in jax.tree.leaves(params):
-        h.update(np.asarray(x).tobytes())
+        if isinstance(x, jax.Array) and not x.is_fully_addressable:
+            x = multihost_utils.process_allgather(x, tiled=True)
+        out.append(np.asarray(x))
+    return out
+
+
+def params_digest(params: Any) -> str:
+    """sha256 of all parameter bytes (to compare runs bit for bit; multi-host: see `gather_params`)."""
+    h = hashlib.sha256()
+    for x in gather_params(params):
+        h.update(x.tobytes())
     return h.hexdigest()
 
 
@@ -472,7 +488,9 @@ class Run:
 
         def put(v):
             spec = P(None, ("data", "fsdp")) if v.shape[1] % (self.mesh.shape["data"] * self.mesh.shape["fsdp"]) == 0 else P()
-            return jax.device_put(v, NamedSharding(self.mesh, spec))
+            # every process holds the same global batch (rollouts derive from (seed, step)); each places
+            # the rows of its own devices, so this also works when the mesh spans several hosts
+            return jax.make_array_from_callback(v.shape, NamedSharding(self.mesh, spec), lambda idx: v[idx])
 
         return {k: put(v) for k, v in batch.items()}
 
@@ -655,7 +673,14 @@ def write_plots(out_dir: Path, initial: dict[str, Any] | None, final: dict[str, 
 
 
 def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_only: bool = False) -> dict[str, Any]:
-    """SFT warm start (if sft_steps > 0), evaluation, GRPO, evaluation; writes DIR/summary.json."""
+    """SFT warm start (if sft_steps > 0), evaluation, GRPO, evaluation; writes DIR/summary.json.
+
+    Multi-host: with JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID set on every host,
+    `jax.distributed` starts first (`sharding.initialize_distributed`) and the mesh spans all hosts'
+    devices; every host runs this same function (same config and seed)."""
+    from orchestra_jax import sharding
+
+    sharding.initialize_distributed()
     run = Run(cfg, output_dir)
     try:
         params = run.sft() if cfg.sft_steps > 0 else run.params0
