@@ -386,15 +386,16 @@ def build_policy(cfg: TrainConfig, tok: rollout_mod.ChatTokenizer) -> tuple[Any,
 def gather_params(params: Any) -> list[np.ndarray]:
     """Every leaf of `params` (in `jax.tree.leaves` order) as a full host numpy array.
 
-    Multi-host: a leaf this process does not hold entirely is all-gathered
-    (`jax.experimental.multihost_utils.process_allgather`), a collective, so every process must call this.
+    Multi-host: a replicated leaf is read from a local copy; a sharded leaf this process does not hold
+    entirely is all-gathered (`jax.experimental.multihost_utils.process_allgather`), a collective, so
+    every process must call this.
     """
     from jax.experimental import multihost_utils
 
     out = []
     for x in jax.tree.leaves(params):
         if isinstance(x, jax.Array) and not x.is_fully_addressable:
-            x = multihost_utils.process_allgather(x, tiled=True)
+            x = x.addressable_data(0) if x.is_fully_replicated else multihost_utils.process_allgather(x, tiled=True)
         out.append(np.asarray(x))
     return out
 
