@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 240
 
 WORKER = textwrap.dedent(r'''
-    import hashlib, json, os, sys
+    import json, sys
     import numpy as np
     import jax
     from orchestra_jax import sharding
