@@ -444,8 +444,10 @@ def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preferenc
             continue
         if preference is None:
             raise ValueError("kind='preference' needs the preference vector")
-        vecs = np.stack([np.asarray(t.info["reward_vector"], np.float64) for t in grp])
         solved = np.array([t.solved for t in grp], bool)
+        if not solved.any():  # paper Sec. 3.2: R = 0 for unsolved rollouts; such a group may hold
+            continue  # episodes that never finished and so carry no reward vector at all
+        vecs = np.stack([np.asarray(t.info["reward_vector"], np.float64) for t in grp])
         out[i] = group_preference_rewards(vecs, solved, np.asarray(preference, np.float64))
     return out
 

@@ -203,3 +203,14 @@ def test_group_rewards_and_advantages(tok):
         assert (x == 0.0) == (not t.solved)
     out = rollout.group_rewards(trajs, 4, None, kind="outcome")
     np.testing.assert_array_equal(out[0], [t.outcome for t in trajs])
+
+
+def test_group_without_a_finished_episode_gets_zero_preference_reward(tok):
+    # Cut episodes carry no reward vector when no episode of the batch finished; unsolved -> R = 0.
+    env = make_env(max_turns=6)
+    trajs = [rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=s, max_turns=6) for s in (1, 1)]
+    for t in trajs:
+        t.info.pop("reward_vector", None)
+        t.info["solved"], t.info["outcome"] = False, 0.0
+    pref = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(rollout.group_rewards(trajs, 2, pref), [[0.0, 0.0]])
