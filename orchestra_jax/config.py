@@ -41,6 +41,11 @@ class ModelConfig:
         remat: rematerialise each layer in the backward pass (jax.checkpoint).
         scan_layers: run the layer stack with `jax.lax.scan` (compile time independent of L).
             When False, layers run in a Python loop over the same stacked params (same math).
+        attn_block: query block of the full causal forward (training, log-probs, prefill-free
+            paths): queries [i*blk, (i+1)*blk) attend to keys [0, (i+1)*blk) only, each block
+            rematerialised in the backward pass, so attention does about half the FLOPs of the
+            dense [T, T] product and holds [B, N, blk, T] scores instead of [B, N, T, T].
+            0 = one dense block. Same values either way (float32 softmax).
         name: preset name, for logs.
     """
 
@@ -59,6 +64,7 @@ class ModelConfig:
     compute_dtype: str = "float32"
     remat: bool = False
     scan_layers: bool = True
+    attn_block: int = 256
     name: str = "custom"
 
     def __post_init__(self) -> None:
@@ -71,6 +77,8 @@ class ModelConfig:
             raise ValueError(
                 f"ModelConfig.num_heads ({self.num_heads}) must be a multiple of num_kv_heads "
                 f"({self.num_kv_heads}) for grouped-query attention")
+        if not isinstance(self.attn_block, int) or self.attn_block < 0:
+            raise ValueError(f"ModelConfig.attn_block must be an int >= 0 (0 = dense), got {self.attn_block!r}")
         if self.head_dim % 2:
             raise ValueError(f"ModelConfig.head_dim must be even for RoPE, got {self.head_dim}")
         for field in ("param_dtype", "compute_dtype"):

@@ -126,6 +126,34 @@ def attention(q: jax.Array, k: jax.Array, v: jax.Array, mask: jax.Array) -> jax.
     return out.reshape(b, t, n, h)
 
 
+def causal_attention(q: jax.Array, k: jax.Array, v: jax.Array, key_valid: jax.Array,
+                     block: int = 0) -> jax.Array:
+    """Causal grouped-query attention of a full sequence, in query blocks.
+
+    Queries [i*block, (i+1)*block) attend to keys [0, (i+1)*block) (the causal triangle, so about
+    half the FLOPs of the dense product) and each block is rematerialised in the backward pass
+    (`jax.checkpoint`), so at most [B, N, block, T] float32 scores live at once. block <= 0 or
+    block >= T computes one dense block. Values equal `attention` with the dense causal mask.
+
+    Args:
+        q: [B, T, N, H]; k, v: [B, T, K, H]; key_valid: [B, T] bool (False = padding, never attended).
+    Returns:
+        [B, T, N, H] in q's dtype.
+    """
+    t = q.shape[1]
+    if block <= 0 or t <= block:
+        mask = jnp.tril(jnp.ones((t, t), bool))[None] & key_valid[:, None, :]
+        return attention(q, k, v, mask)
+    dense = jax.checkpoint(attention)
+    outs = []
+    for start in range(0, t, block):
+        end = min(start + block, t)
+        causal = jnp.arange(end)[None, :] <= jnp.arange(start, end)[:, None]
+        mask = causal[None] & key_valid[:, None, :end]
+        outs.append(dense(q[:, start:end], k[:, :end], v[:, :end], mask))
+    return jnp.concatenate(outs, axis=1)
+
+
 def positions_from_mask(attention_mask: jax.Array) -> jax.Array:
     """RoPE positions [B, T] int32 = cumsum(mask) - 1 (clipped at 0), so left padding is inert."""
     return jnp.maximum(jnp.cumsum(attention_mask.astype(jnp.int32), axis=-1) - 1, 0)
@@ -181,8 +209,9 @@ class Qwen3(nnx.Module):
 
     def _run_layers(self, x: jax.Array, positions: jax.Array, mask: jax.Array,
                     cache: KVCache | None) -> tuple[jax.Array, KVCache | None]:
-        """x [B, T, D] compute dtype -> [B, T, D]; mask [B, T, S] bool; cache updated at its slot
-        and attended over its first S = mask.shape[-1] slots."""
+        """x [B, T, D] compute dtype -> [B, T, D]; cache updated at its slot and attended over its
+        first S = mask.shape[-1] slots with mask [B, T, S] bool. Without a cache, mask is the
+        key-validity mask [B, T] bool and attention is causal (`causal_attention`)."""
         c = self.config
         cd = _dtype(c.compute_dtype)
         eps = c.rms_norm_eps
@@ -206,9 +235,9 @@ class Qwen3(nnx.Module):
                 window = (1,) + ck.shape[1:2] + (mask.shape[-1],) + ck.shape[3:]
                 k_all = jax.lax.dynamic_slice(ck, (idx, 0, 0, 0, 0), window)[0].astype(cd)
                 v_all = jax.lax.dynamic_slice(cv, (idx, 0, 0, 0, 0), window)[0].astype(cd)
+                o = attention(q, k_all, v_all, mask)
             else:
-                k_all, v_all = k, v
-            o = attention(q, k_all, v_all, mask)
+                o = causal_attention(q, k, v, mask, c.attn_block)
             h_mid = h_in + jnp.einsum("btnh,nhd->btd", o, p["wo"])
             h = rms_norm(h_mid, p["mlp_norm"], eps)
             gate = jnp.einsum("btd,df->btf", h, p["w_gate"])
@@ -251,9 +280,7 @@ class Qwen3(nnx.Module):
         attention_mask = attention_mask.astype(bool)
         if positions is None:
             positions = positions_from_mask(attention_mask)
-        causal = jnp.tril(jnp.ones((t, t), bool))
-        mask = causal[None] & attention_mask[:, None, :]
-        h, _ = self._run_layers(self.embed_tokens(input_ids), positions, mask, None)
+        h, _ = self._run_layers(self.embed_tokens(input_ids), positions, attention_mask, None)
         return h
 
     def head_matrix(self) -> jax.Array:
@@ -305,7 +332,8 @@ class Qwen3(nnx.Module):
 # --------------------------------------------------------------------- log-probs
 def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
                    attention_mask: jax.Array | None = None, *, chunk: int = 256,
-                   temperature: float = 1.0, positions: jax.Array | None = None) -> jax.Array:
+                   temperature: float = 1.0, positions: jax.Array | None = None,
+                   with_entropy: bool = False) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Log-probabilities of `targets` under the model, without materialising [B, T, V] logits.
 
     logp[b, t] = log_softmax(logits[b, t] / temperature)[targets[b, t]], float32, computed over
@@ -316,8 +344,11 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
         input_ids, targets: int32 [B, T] (targets usually input_ids shifted left by one).
         attention_mask: [B, T]; positions where it is 0 still get a (meaningless) value; mask
             them in the loss.
+        with_entropy: also return each position's entropy of the full next-token distribution,
+            H = logsumexp(z) - sum(softmax(z) * z) in nats (z = logits / temperature), from the
+            same chunked logits (no second forward).
     Returns:
-        float32 [B, T].
+        float32 [B, T] log-probs, or (log-probs, entropies), both float32 [B, T].
     """
     h = model.hidden_states(input_ids, attention_mask, positions)
     w = model.head_matrix()
@@ -336,10 +367,14 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
         logits = jnp.einsum("bcd,dv->bcv", hx, w, preferred_element_type=jnp.float32) / temperature
         logz = jax.nn.logsumexp(logits, axis=-1)
         picked = jnp.take_along_axis(logits, tx[..., None], axis=-1)[..., 0]
-        return picked - logz
+        if not with_entropy:
+            return picked - logz
+        probs = jnp.exp(logits - logz[..., None])
+        return picked - logz, logz - jnp.sum(probs * logits, axis=-1)
 
     def body(_, xs):
         return None, one(*xs)
 
     _, out = jax.lax.scan(body, None, (hc, tc))
-    return out.swapaxes(0, 1).reshape(b, n * chunk)[:, :t]
+    unchunk = lambda x: x.swapaxes(0, 1).reshape(b, n * chunk)[:, :t]  # noqa: E731
+    return tuple(unchunk(x) for x in out) if with_entropy else unchunk(out)

@@ -112,12 +112,15 @@ def init_state(params: Any, tx: optax.GradientTransformation, *, with_reference:
     return TrainState(params=params, opt_state=tx.init(params), step=jnp.zeros((), jnp.int32), ref_params=ref)
 
 
-def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256) -> Callable[..., jax.Array]:
+def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
+                 with_entropy: bool = False) -> Callable[..., Any]:
     """logp_fn(params, input_ids [b, T], targets [b, T], attention_mask [b, T]) -> float32 [b, T].
 
     Uses `orchestra_jax.model.token_logprobs` (chunked over the sequence, no [b, T, V] logits) for the
     Qwen3 policy; any other nnx module with ``__call__(input_ids, attention_mask=...) -> logits`` works
-    through a plain log-softmax.
+    through a plain log-softmax. with_entropy=True returns (logp, entropy), both float32 [b, T]
+    (entropy of the full next-token distribution in nats, from the same logits); `make_grpo_step`
+    then reports the `entropy` metric.
     """
 
     def logp_fn(params, input_ids, targets, attention_mask):
@@ -127,12 +130,19 @@ def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256) -> Callab
         except ImportError:  # policy module not present: generic path
             Qwen3 = None
         if Qwen3 is not None and isinstance(model, Qwen3):
-            return token_logprobs(model, input_ids, targets, attention_mask, chunk=chunk)
+            return token_logprobs(model, input_ids, targets, attention_mask, chunk=chunk, with_entropy=with_entropy)
         logits = model(input_ids, attention_mask=attention_mask).astype(jnp.float32)
         lsm = jax.nn.log_softmax(logits, axis=-1)
-        return jnp.take_along_axis(lsm, targets[..., None], axis=-1)[..., 0]
+        lp = jnp.take_along_axis(lsm, targets[..., None], axis=-1)[..., 0]
+        if with_entropy:
+            return lp, -jnp.sum(jnp.exp(lsm) * lsm, axis=-1)
+        return lp
 
     return logp_fn
+
+
+def _split_logp(out: Any) -> tuple[jax.Array, jax.Array | None]:
+    return out if isinstance(out, tuple) else (out, None)
 
 
 def _shift(mb: dict[str, jax.Array]) -> tuple[jax.Array, ...]:
@@ -168,7 +178,8 @@ def make_grpo_step(
     ("sampler"). Under a mesh, shard params and the batch's row axis; XLA inserts the reductions.
 
     Metrics: loss, pg_loss, kl, kl_k1, clipfrac_low/high/dual, approx_kl, ratio_mean/min/max,
-    logp_diff_sampler (mean |sampler - trainer| log-prob), tokens, sequences, grad_norm.
+    logp_diff_sampler (mean |sampler - trainer| log-prob), tokens, sequences, grad_norm, and entropy
+    (mean over loss tokens, nats) when logp_fn was made with ``with_entropy=True``.
     """
     cfg = loss_cfg or grpo.DEFAULT_LOSS_CONFIG
     use_ref = cfg.kl_coef > 0
@@ -180,12 +191,14 @@ def make_grpo_step(
         def micro(grads, mb):
             inp, tgt, am, mask = _shift(mb)
             slp = mb["sampler_logp"][:, 1:]
-            ref = jax.lax.stop_gradient(logp_fn(state.ref_params, inp, tgt, am)) if use_ref else None
+            ref = jax.lax.stop_gradient(_split_logp(logp_fn(state.ref_params, inp, tgt, am))[0]) if use_ref else None
 
             def loss_fn(params):
-                lp = logp_fn(params, inp, tgt, am)
+                lp, ent = _split_logp(logp_fn(params, inp, tgt, am))
+                ent = None if ent is None else jax.lax.stop_gradient(ent)
                 old = jax.lax.stop_gradient(lp) if old_logp_source == "trainer" else slp
-                loss_sum, sums = grpo.loss_sums(lp, old, mb["advantages"], mask, ref, cfg, sampler_logp=slp)
+                loss_sum, sums = grpo.loss_sums(lp, old, mb["advantages"], mask, ref, cfg, entropy=ent,
+                                                sampler_logp=slp)
                 return loss_sum / den, sums
 
             (loss, sums), g = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
@@ -225,7 +238,7 @@ def make_sft_step(
             inp, tgt, am, mask = _shift(mb)
 
             def loss_fn(params):
-                lp = logp_fn(params, inp, tgt, am)
+                lp = _split_logp(logp_fn(params, inp, tgt, am))[0]
                 return -jnp.sum(jnp.where(mask > 0, lp, 0.0)) / den
 
             loss, g = jax.value_and_grad(loss_fn)(state.params)
@@ -290,16 +303,21 @@ def _step_seed(seed: int, step: int) -> int:
     return int(np.random.default_rng([seed, step]).integers(0, 2**30))
 
 
+def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
+    """The `gym.make(cfg.env_id, **kwargs)` keyword arguments of a run (env_kwargs, max_turns, preference)."""
+    kwargs = dict(cfg.env_kwargs)
+    kwargs.setdefault("max_turns", cfg.max_turns)
+    if cfg.preference:
+        kwargs.setdefault("preference", cfg.preference)
+    return kwargs
+
+
 def _make_envs(cfg: TrainConfig, n: int) -> list[Any]:
     import gymnasium as gym
 
     import orchestra_gym  # noqa: F401  (registers the ids)
 
-    kwargs = dict(cfg.env_kwargs)
-    kwargs.setdefault("max_turns", cfg.max_turns)
-    if cfg.preference:
-        kwargs.setdefault("preference", cfg.preference)
-    return [gym.make(cfg.env_id, **kwargs) for _ in range(n)]
+    return [gym.make(cfg.env_id, **env_kwargs(cfg)) for _ in range(n)]
 
 
 def _reset_options(cfg: TrainConfig, task_id: Any = None) -> dict[str, Any]:
@@ -442,10 +460,12 @@ class Run:
         self.dir = Path(output_dir or cfg.output_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.t0 = time.time()
+        (self.dir / "train_config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
         self.tok = build_tokenizer(cfg, self.dir)
         self.model, self.mesh = build_policy(cfg, self.tok)
         self.graphdef, params = nnx.split(self.model, nnx.Param)
         self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk)
+        self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, with_entropy=True)
         self.params0 = params
         rows = cfg.tasks_per_step * cfg.rollouts_per_task
         self.envs = _make_envs(cfg, rows)
@@ -546,7 +566,7 @@ class Run:
         for s in range(start, cfg.sft_steps):
             order = np.random.default_rng([cfg.seed, 1_000_000 + s]).choice(len(data), cfg.sft_batch_size,
                                                                              replace=len(data) < cfg.sft_batch_size)
-            batch = rollout_mod.to_batch([data[i] for i in order], multiple=0)
+            batch = rollout_mod.to_batch([data[i] for i in order], multiple=cfg.pad_multiple)
             batch = split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, cfg.micro_batches)
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),
@@ -573,7 +593,7 @@ class Run:
             state, meta = ck.restore(None, state)
             start = int(meta["step"])
             initial_eval = meta.get("initial_eval", initial_eval)
-        step_fn = make_grpo_step(self.logp_fn, tx, cfg.loss_config(), old_logp_source=cfg.old_logp_source)
+        step_fn = make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.old_logp_source)
         g = cfg.rollouts_per_task
         pref = None
         bar = _bar(cfg, cfg.max_steps, "grpo", start)
@@ -597,7 +617,7 @@ class Run:
                 min_std=cfg.min_group_std, eps=cfg.adv_eps, clip=cfg.adv_clip, ddof=cfg.adv_ddof,
             )
             adv = filt.advantages.reshape(-1)
-            batch = rollout_mod.to_batch(trajs, adv, multiple=0)
+            batch = rollout_mod.to_batch(trajs, adv, multiple=cfg.pad_multiple)
             batch["loss_mask"] = batch["loss_mask"] * filt.keep.reshape(-1, 1).astype(np.float32)
             state, m = step_fn(state, self.place_batch(split_micro(batch, cfg.micro_batches)))
             ep = episode_summary(trajs)

@@ -78,6 +78,7 @@ class TrainConfig:
     warmup_steps: int = 0  # linear learning-rate warm-up steps (0 = constant)
     micro_batches: int = 1  # gradient accumulation micro-batches per step (same gradient, less memory)
     logp_chunk: int = 256  # sequence chunk of the log-prob computation (memory [B, chunk, V])
+    pad_multiple: int = 256  # trainer batches are padded to a multiple of this many tokens (0 = power of two)
     # ------------------------------------------------------------------ mesh
     mesh_data: int = 1  # data-parallel mesh axis size
     mesh_fsdp: int = 0  # fsdp axis size; 0 = all devices left after data and tp
@@ -114,7 +115,7 @@ class TrainConfig:
                     "max_seq_len", "tool_workers", "micro_batches", "logp_chunk", "mesh_data", "mesh_tp",
                     "sft_batch_size", "log_every", "checkpoint_every", "keep_checkpoints"):
             need(getattr(self, key) >= 1, key, "must be >= 1")
-        for key in ("mesh_fsdp", "sft_steps", "sft_tasks", "eval_tasks", "warmup_steps", "adv_ddof"):
+        for key in ("pad_multiple", "mesh_fsdp", "sft_steps", "sft_tasks", "eval_tasks", "warmup_steps", "adv_ddof"):
             need(getattr(self, key) >= 0, key, "must be >= 0")
         need(self.rollouts_per_task >= 2, "rollouts_per_task", "GRPO needs >= 2 rollouts per task (a group)")
         need(self.rollouts_per_task > self.adv_ddof, "adv_ddof", "must be < rollouts_per_task")
@@ -304,6 +305,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "preference": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
         "tasks_per_step": 4,
         "rollouts_per_task": 8,
+        "micro_batches": 4,
         "max_turns": 6,
         "max_new_tokens": 40,
         "max_seq_len": 2048,

@@ -205,3 +205,49 @@ def test_qwen3_8b_forward_and_cached_step_trace_at_full_shapes():
     logits, new_cache = jax.eval_shape(step, state, cache, ids)
     assert logits.shape == (2, 151936) and logits.dtype == jnp.float32
     assert new_cache.k.shape == (36, 2, 64, 8, 128) and new_cache.k.dtype == jnp.bfloat16
+
+
+def test_blocked_causal_attention_matches_transformers_and_dense_gradient(base):
+    """attn_block=8 on 19 tokens (blocks of 8, 8, 3; the causal triangle only) gives HF's logits
+    with padding, and the same loss and gradient as one dense block."""
+    hf, _, _, path = base
+    rs = np.random.RandomState(11)
+    ids = rs.randint(0, 300, (2, 19)).astype(np.int32)
+    mask = np.ones_like(ids)
+    mask[1, :6] = 0
+    blocked, cfg = load_hf_checkpoint(path, attn_block=8)
+    assert cfg.attn_block == 8
+    out = np.asarray(blocked(jnp.asarray(ids), jnp.asarray(mask)))
+    assert np.abs(out - hf_logits(hf, ids, mask))[mask.astype(bool)].max() <= 1e-4
+
+    def loss(m):
+        lp = token_logprobs(m, jnp.asarray(ids), jnp.roll(jnp.asarray(ids), -1, axis=1), jnp.asarray(mask), chunk=8)
+        return -(lp * mask).sum() / mask.sum()
+
+    results = []
+    for block in (8, 0):
+        m, _ = load_hf_checkpoint(path, attn_block=block)
+        val, grads = nnx.jit(nnx.value_and_grad(loss))(m)
+        results.append((float(val), np.asarray(grads.wq[...]), np.asarray(grads.wk[...])))
+    assert abs(results[0][0] - results[1][0]) <= 1e-5
+    assert np.abs(results[0][1] - results[1][1]).max() <= 1e-5
+    assert np.abs(results[0][2] - results[1][2]).max() <= 1e-5
+    assert np.abs(results[1][1]).max() > 0
+    with pytest.raises(ValueError, match="attn_block"):
+        ModelConfig.from_preset("tiny", attn_block=-1)
+
+
+def test_token_entropy_matches_float64_reference(base):
+    _, model, _, _ = base
+    rs = np.random.RandomState(12)
+    ids = jnp.asarray(rs.randint(0, 300, (2, 11)), jnp.int32)
+    tg = jnp.asarray(rs.randint(0, 300, (2, 11)), jnp.int32)
+    lp, ent = token_logprobs(model, ids, tg, chunk=4, temperature=0.7, with_entropy=True)
+    z = np.asarray(model(ids), np.float64) / 0.7
+    logp = z - np.log(np.exp(z - z.max(-1, keepdims=True)).sum(-1, keepdims=True)) - z.max(-1, keepdims=True)
+    ref_ent = -(np.exp(logp) * logp).sum(-1)
+    ref_lp = np.take_along_axis(logp, np.asarray(tg)[..., None], -1)[..., 0]
+    assert ent.shape == lp.shape == (2, 11) and ent.dtype == jnp.float32
+    assert np.abs(np.asarray(ent) - ref_ent).max() <= 1e-4
+    assert np.abs(np.asarray(lp) - ref_lp).max() <= 1e-4
+    assert 0 < ref_ent.min() and ref_ent.max() <= np.log(300)

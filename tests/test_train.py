@@ -268,3 +268,30 @@ def test_grpo_step_with_the_real_qwen3_tokenizer(tmp_path):
     assert np.isfinite(float(m["loss"])) and float(m["grad_norm"]) > 0
     # log-probs are real Qwen3-vocabulary log-probs: about -log(151936) for a random init
     assert float(m["logp_diff_sampler"]) == pytest.approx(abs(-np.log(151936) + 1.0), rel=0.05)
+
+
+def test_train_step_entropy_metric_and_update_do_not_depend_on_it():
+    """with_entropy=True adds the `entropy` metric (token mean over loss tokens, nats, equal to the
+    float64 entropy of the policy's softmax) and leaves the update unchanged."""
+    batch = make_batch(3)
+    model = tiny_model(3)
+    graphdef, params = nnx.split(model, nnx.Param)
+    tx = optax.sgd(1.0)
+    out = {}
+    for flag in (False, True):
+        state = train.init_state(params, tx, with_reference=False)
+        step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=4, with_entropy=flag), tx,
+                                    grpo.LossConfig(kl_coef=0.0), donate=False)
+        out[flag] = step(state, train.split_micro(batch, 2))
+    assert "entropy" not in out[False][1]
+    for a, b in zip(jax.tree.leaves(out[False][0].params), jax.tree.leaves(out[True][0].params)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-7, rtol=0)
+    logits = np.asarray(model(jnp.asarray(batch["tokens"][:, :-1]), jnp.asarray(batch["attention_mask"][:, :-1])),
+                        np.float64)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    ent = -(np.exp(logp) * logp).sum(-1)
+    mask = batch["loss_mask"][:, 1:] * (batch["attention_mask"][:, 1:] > 0)
+    expected = (ent * mask).sum() / mask.sum()
+    assert float(out[True][1]["entropy"]) == pytest.approx(expected, rel=1e-5)
+    assert 0 < expected < np.log(V)

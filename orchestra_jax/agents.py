@@ -1,0 +1,157 @@
+"""A trained orchestrator checkpoint as an `orchestra_gym.agents` agent (``reset`` / ``act``).
+
+`load_policy_agent(run_dir)` rebuilds the policy of an `orchestra train` run from what the run wrote:
+``train_config.json`` (the `TrainConfig`), ``tokenizer.json`` (or the offline Qwen3 tokenizer) and the
+newest orbax checkpoint under ``checkpoints/grpo`` (else ``checkpoints/sft``). The agent then plays any
+Gymnasium loop (`orchestra eval`-style scripts, `benchmarks/bench_agents.py --checkpoint DIR`) the way
+`orchestra_jax.rollout.collect_rollouts` plays during training: the same ChatML blocks tokenized on their
+own, the sampler's KV cache carried across turns (earlier turns are never re-rendered), the assistant text
+decoded without its EOS. One episode at a time (batch 1).
+
+The policy only knows the environment it was trained on: `PolicyAgent.env_id`, `env_kwargs` and
+`reset_options` (tools exposed, preference) say how to make and reset that environment.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from flax import nnx
+
+from orchestra_jax import rollout as rollout_mod
+from orchestra_jax.train_config import TrainConfig
+
+__all__ = ["PolicyAgent", "load_policy_agent"]
+
+
+class PolicyAgent:
+    """An orchestrator policy acting in an orchestra_gym env (the `orchestra_gym.agents.Agent` protocol).
+
+    Args:
+      model: the `orchestra_jax.model.Qwen3` policy (weights as trained).
+      tokenizer: the run's `orchestra_jax.rollout.ChatTokenizer`.
+      max_new_tokens: tokens per assistant turn (the run's ``max_new_tokens``).
+      max_seq_len: tokens per episode (prompt + all turns); the sampler's cache holds this many plus
+        the padding of its length buckets.
+      temperature: 0 = greedy (default); > 0 samples with PRNG keys from (seed, episode, turn).
+      seed: sampling seed.
+      env_id, env_kwargs, reset_options: the training environment (informational; see the module doc).
+
+    `act` returns the policy's text for the turn (a tool call when the policy writes one; anything else
+    is the env's parse error and penalty, as in training). When the episode outgrows `max_seq_len`
+    the agent returns an empty action, which the env counts as a format error.
+    """
+
+    name = "trained"
+
+    def __init__(self, model: Any, tokenizer: rollout_mod.ChatTokenizer, *, max_new_tokens: int, max_seq_len: int,
+                 temperature: float = 0.0, seed: int = 0, env_id: str = "", env_kwargs: dict[str, Any] | None = None,
+                 reset_options: dict[str, Any] | None = None):
+        from orchestra_jax.sampler import Sampler
+
+        if max_new_tokens < 1 or max_seq_len <= max_new_tokens:
+            raise ValueError(f"need 1 <= max_new_tokens < max_seq_len, got {max_new_tokens} and {max_seq_len}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+        self.tok = tokenizer
+        self.max_new_tokens = int(max_new_tokens)
+        self.max_seq_len = int(max_seq_len)
+        self.temperature = float(temperature)
+        self.seed = int(seed)
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs or {})
+        self.reset_options = dict(reset_options or {})
+        self.sampler = Sampler(model, eos_ids=tokenizer.eos_ids, max_cache_len=2 * self.max_seq_len,
+                               pad_id=tokenizer.pad_id)
+        self.episodes = 0
+        self._state = None
+        self._length = 0
+        self._turn = 0
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        """Start an episode: tokenize the env's first messages (system prompt, user) and prefill."""
+        prompt = self.tok.encode(rollout_mod.render_messages(info.get("new_messages", [])))
+        if len(prompt) + self.max_new_tokens > self.max_seq_len:
+            raise ValueError(f"the env's prompt has {len(prompt)} tokens; with max_new_tokens={self.max_new_tokens} "
+                             f"it exceeds max_seq_len={self.max_seq_len} (was the policy trained on this env?)")
+        self._state = self.sampler.prefill([prompt])
+        self._length = len(prompt)
+        self._turn = 0
+        self.episodes += 1
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        """The next assistant turn's text (the env's new messages since the last turn are fed first)."""
+        if self._state is None:
+            raise RuntimeError("call reset(env, observation, info) before act()")
+        if self._turn > 0:
+            new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
+            env_ids = self.tok.encode(rollout_mod.render_messages(new, after_assistant=True))
+            if self._length + len(env_ids) + self.max_new_tokens > self.max_seq_len:
+                return ""
+            self._state = self.sampler.extend(self._state, [env_ids])
+            self._length += len(env_ids)
+        rng = int(np.random.default_rng([self.seed, self.episodes, self._turn]).integers(0, 2**31))
+        self._state, out = self.sampler.generate(self._state, max_new_tokens=self.max_new_tokens,
+                                                 temperature=self.temperature, rng=rng, active=[True])
+        ids = list(out.tokens[0])
+        self._length += len(ids)
+        self._turn += 1
+        finished = bool(ids) and ids[-1] in self.tok.eos_ids
+        return self.tok.decode(ids[:-1] if finished else ids)
+
+
+def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: int | None = None,
+                      temperature: float | None = None, seed: int = 0) -> PolicyAgent:
+    """A `PolicyAgent` from an `orchestra train` output folder.
+
+    Args:
+      run_dir: the run's ``--output-dir`` (holds train_config.json, the tokenizer, checkpoints/).
+      phase: "grpo" or "sft"; default: grpo when it has a checkpoint, else sft.
+      step: checkpoint step (default: the newest finalized one).
+      temperature: sampling temperature (default: the run's ``eval_temperature``).
+      seed: sampling seed.
+
+    Raises:
+      FileNotFoundError: no train_config.json or no finalized checkpoint (the message names the folder).
+      ValueError: an unknown phase.
+    """
+    from orchestra_jax import train
+    from orchestra_jax.checkpoint import Checkpointer
+
+    run = Path(run_dir)
+    cfg_path = run / "train_config.json"
+    if not cfg_path.exists():
+        raise FileNotFoundError(f"{cfg_path} not found: pass the --output-dir of an `orchestra train` run")
+    cfg = TrainConfig.from_dict(json.loads(cfg_path.read_text()))
+    phases = [phase] if phase else ["grpo", "sft"]
+    for ph in phases:
+        if ph not in ("grpo", "sft"):
+            raise ValueError(f"phase={ph!r}: use 'grpo' or 'sft'")
+    tok = train.build_tokenizer(cfg, run)
+    model, _ = train.build_policy(cfg, tok)
+    graphdef, params = nnx.split(model, nnx.Param)
+    for ph in phases:
+        ck_dir = run / "checkpoints" / ph
+        if not ck_dir.is_dir():
+            continue
+        ck = Checkpointer(ck_dir, async_save=False)
+        try:
+            if ck.latest_step() is None:
+                continue
+            tx = train.optimizer_from_config(cfg, sft=ph == "sft")
+            target = train.init_state(params, tx, with_reference=ph == "grpo" and cfg.kl_coef > 0)
+            state, _ = ck.restore(step, target)
+        finally:
+            ck.close()
+        nnx.update(model, state.params)
+        break
+    else:
+        raise FileNotFoundError(f"no finalized checkpoint under {run / 'checkpoints'} (phases tried: {phases})")
+    return PolicyAgent(
+        model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
+        temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,
+        env_kwargs=train.env_kwargs(cfg), reset_options=train._reset_options(cfg),
+    )
