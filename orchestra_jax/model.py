@@ -375,6 +375,9 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
     def body(_, xs):
         return None, one(*xs)
 
-    _, out = jax.lax.scan(body, None, (hc, tc))
+    if n == 1:  # one chunk: no loop
+        out = jax.tree.map(lambda x: x[None], one(hc[0], tc[0]))
+    else:
+        _, out = jax.lax.scan(body, None, (hc, tc))
     unchunk = lambda x: x.swapaxes(0, 1).reshape(b, n * chunk)[:, :t]  # noqa: E731
     return tuple(unchunk(x) for x in out) if with_entropy else unchunk(out)

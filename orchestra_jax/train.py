@@ -161,6 +161,16 @@ def _reduce_sums(stacked: dict[str, jax.Array]) -> dict[str, jax.Array]:
     return out
 
 
+def _accumulate(micro: Callable, params: Any, batch: dict[str, jax.Array]) -> tuple[Any, Any]:
+    """Sum the gradients of the M micro-batches (leading batch axis) with `jax.lax.scan`; M = 1 runs
+    the micro step once, without a loop. Returns (gradient sum, per-micro-batch outputs stacked [M, ...])."""
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    if jax.tree.leaves(batch)[0].shape[0] == 1:
+        grads, out = micro(zeros, jax.tree.map(lambda x: x[0], batch))
+        return grads, jax.tree.map(lambda x: x[None], out)
+    return jax.lax.scan(micro, zeros, batch)
+
+
 def make_grpo_step(
     logp_fn: Callable[..., jax.Array],
     tx: optax.GradientTransformation,
@@ -205,8 +215,7 @@ def make_grpo_step(
             sums["loss_part"] = loss
             return jax.tree.map(jnp.add, grads, g), sums
 
-        zeros = jax.tree.map(jnp.zeros_like, state.params)
-        grads, stacked = jax.lax.scan(micro, zeros, batch)
+        grads, stacked = _accumulate(micro, state.params, batch)
         sums = _reduce_sums(stacked)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
@@ -244,8 +253,7 @@ def make_sft_step(
             loss, g = jax.value_and_grad(loss_fn)(state.params)
             return jax.tree.map(jnp.add, grads, g), loss
 
-        zeros = jax.tree.map(jnp.zeros_like, state.params)
-        grads, losses = jax.lax.scan(micro, zeros, batch)
+        grads, losses = _accumulate(micro, state.params, batch)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = {"nll": losses.sum(), "tokens": den, "grad_norm": optax.tree.norm(grads)}
