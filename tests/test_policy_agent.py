@@ -136,3 +136,30 @@ def test_clear_errors(run, tmp_path):
     (bare / "checkpoints" / "grpo").mkdir(parents=True)  # an empty checkpoint folder is no checkpoint
     with pytest.raises(FileNotFoundError, match="no finalized checkpoint"):
         load_policy_agent(bare, phase="grpo")
+
+
+def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greedy_agent):
+    import gymnasium as gym
+
+    _, cfg, _ = run
+    g = greedy_agent
+    a = PolicyAgent(_model(g), g.tok, max_new_tokens=4, max_seq_len=cfg.max_seq_len, temperature=0.0,
+                    env_id=g.env_id, env_kwargs=g.env_kwargs, reset_options=g.reset_options)
+    env = gym.make(a.env_id, **a.env_kwargs)
+    obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=train.EVAL_TASK_BASE + 3))
+    a.reset(env, obs, info)
+    prompt = a.tok.encode(rollout_mod.render_messages(info["new_messages"]))
+    first = a.act(obs, info)
+    assert first == "<tool_call>" or first.startswith("<tool_call>\n")  # 4 tokens of a tool call, no EOS
+    obs, _, term, trunc, info = env.step(first)
+    assert not (term or trunc) and info["parse_errors"] == 1
+    env_ids = a.tok.encode(rollout_mod.render_messages(
+        [m for m in info["new_messages"] if m["role"] != "assistant"], after_assistant=True))
+    a.act(obs, info)
+    seq = a._state.tokens[0]  # the conversation the policy has seen
+    p = len(prompt)
+    assert seq[:p] == prompt
+    assert a.tok.eos_ids[0] not in seq[p:p + 4] and a.tok.decode(seq[p:p + 4]) == first
+    assert seq[p + 4] == a.tok.im_end_id  # the cut turn closed as a finished one would be
+    assert seq[p + 5:p + 5 + len(env_ids)] == env_ids
+    assert len(seq) == p + 4 + 1 + len(env_ids) + 4
