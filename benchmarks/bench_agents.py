@@ -282,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         if policy is not None:
             note += (f" Rows \"(train setting)\": the env of the trained run `{Path(args.checkpoint).name}` made with its "
                      f"env_kwargs {policy.env_kwargs} and reset options {policy.reset_options}; the trained policy "
-                     f"samples at temperature {policy.temperature}.")
+                     f"samples at temperature {policy.temperature}. There the oracle's golden domain-tool calls are refused when "
+                     "the run exposes only some tools.")
         append_section("Agents (issue 8)", command("bench_agents.py", argv, ("TAU2_DATA_DIR",)),
                        f"{table}\n\n{note}\n\n![accuracy versus cost]({plot_rel})")
     return 0
