@@ -3,16 +3,23 @@
 For every env that runs here (ToolScale-synthetic always; tau2 Mock and Retail when the tau2
 data folder exists; HLE and FRAMES when their data files are given and their env ids are
 registered) it runs the baselines of `orchestra_gym.agents` (random, oracle, always each expert,
-cheapest-first cascade) and, with ``--checkpoint DIR``, a trained policy when ``orchestra_jax``
-offers a loader (``orchestra_jax.agents.load_policy_agent(dir)``). Columns, as in the paper's
-Table 1 (arXiv 2511.21689): accuracy (% of tasks solved), cost (US cents per task), latency
-(minutes per task), and the tool-call mix (calls per task, share of all calls).
+cheapest-first cascade). Columns, as in the paper's Table 1 (arXiv 2511.21689): accuracy (% of
+tasks solved), cost (US cents per task), latency (minutes per task), and the tool-call mix (calls
+per task, share of all calls).
+
+``--checkpoint DIR`` (an ``orchestra train`` output folder, loaded by
+``orchestra_jax.agents.load_policy_agent``) adds the trained policy, on the env it was trained on
+only, in the run's own setting (``agent.env_kwargs``: tools exposed, system prompt, max_turns,
+preference; ``agent.reset_options`` merged into every reset): rows "<env> (train setting)" hold the
+same baselines played in that setting, then "trained (<run folder>)", so the trained row is compared
+with agents that saw the same tools and prompt. Other envs keep the baselines only.
 
 The experts are `orchestra_gym.tools.simulated` stand-ins (priced at the paper's models, accuracies
 assumed), so the numbers measure the harness and the trade-off it poses, not real models.
 
 Usage: python benchmarks/bench_agents.py [--episodes N] [--seed S] [--tau2-dir DIR]
-       [--hle-data FILE] [--frames-data FILE] [--checkpoint DIR] [--plot PNG] [--no-record]
+       [--hle-data FILE] [--frames-data FILE] [--checkpoint DIR [--policy-temperature T]]
+       [--plot PNG] [--no-record]
 Appends ``## Agents (issue 8)`` to benchmarks/RESULTS.md (command, machine, date, table, plot).
 """
 
@@ -29,6 +36,7 @@ from _record import append_section, command
 import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.agents import make_agent
 from orchestra_gym.cli import format_mix, run_episodes, summarize
 
 HERE = Path(__file__).resolve().parent
@@ -81,19 +89,24 @@ def agents_for(experts: list[str]) -> list[str]:
 
 
 def run_policy(
-    env_id: str, kwargs: dict[str, Any], agent: Any, episodes: int, seed: int, all_tasks: bool
+    env_id: str, kwargs: dict[str, Any], agent: Any, episodes: int, seed: int, all_tasks: bool,
+    options: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Episodes of a loaded policy agent, chosen as `orchestra_gym.cli.run_episodes` chooses them
-    (the fields `orchestra_gym.cli.summarize` reads)."""
+    """Episodes of an agent, chosen and seeded as `orchestra_gym.cli.run_episodes` chooses them (the
+    fields `orchestra_gym.cli.summarize` reads). agent: an agent object, or a callable ``i -> agent``
+    (a fresh agent per episode, as run_episodes builds baselines); options: reset options of every
+    episode (a trained run's tools / preference), task_id added per episode."""
     env = gym.make(env_id, **kwargs)
     task_ids = list(env.unwrapped.task_ids)[: episodes or None] if all_tasks else [None] * episodes
     records = []
     for i, tid in enumerate(task_ids):
-        obs, info = env.reset(seed=seed + i, options={"task_id": tid} if tid is not None else None)
-        agent.reset(env, obs, info)
+        opts = dict(options or {}, **({"task_id": tid} if tid is not None else {}))
+        obs, info = env.reset(seed=seed + i, options=opts or None)
+        agent_i = agent if hasattr(agent, "act") else agent(i)
+        agent_i.reset(env, obs, info)
         done = False
         while not done:
-            obs, _, term, trunc, info = env.step(agent.act(obs, info))
+            obs, _, term, trunc, info = env.step(agent_i.act(obs, info))
             done = term or trunc
         records.append({
             "task_id": env.unwrapped.task.id, "seed": seed + i, "outcome": info["outcome"], "solved": info["solved"],
@@ -172,11 +185,47 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_ylabel("accuracy (%)")
         ax.set_ylim(-5, 105)
         ax.set_title(env_id.removeprefix("ToolOrchestra-"))
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _progress(r: dict[str, Any]) -> None:
+    print(f"{r['env']:<30} {r['agent']:<9} accuracy {r['accuracy']:5.1f}%  cost {r['cost_cents']:6.2f}¢  "
+          f"latency {r['latency_min']:5.2f} min", file=sys.stderr)
+
+
+def train_setting_rows(policy: Any, run_dir: Path, plan: list[tuple[str, dict[str, Any], bool, int]],
+                       args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The baselines, then the trained policy, on the policy's training env made with its
+    ``env_kwargs`` and reset with its ``reset_options`` (env column "<env> (train setting)").
+
+    Episodes as the env's plan entry (ToolScale: ``--episodes`` seeded episodes; tau2: every task);
+    an env outside the plan (its data not found here) plays ``--episodes`` episodes, its fixed task
+    list when it has one."""
+    env_id, kwargs, options = policy.env_id, dict(policy.env_kwargs), dict(policy.reset_options)
+    entry = next((e for e in plan if e[0] == env_id), None)
+    if entry is not None:
+        all_tasks, episodes = entry[2], entry[3]
+    else:
+        env = gym.make(env_id, **kwargs)
+        all_tasks, episodes = bool(getattr(env.unwrapped, "task_ids", None)), args.episodes
+        env.close()
+    label = f"{env_id} (train setting)"
+    print(f"train setting of {run_dir}: {env_id} with {kwargs}, reset options {options}", file=sys.stderr)
+    experts = experts_of(env_id, kwargs)
+    rows = []
+    for name in agents_for(experts):
+        recs = run_policy(env_id, kwargs, lambda i, name=name: make_agent(name, seed=args.seed + i), episodes,
+                          args.seed, all_tasks, options)
+        rows.append(row(label, name, summarize(recs), experts))
+        _progress(rows[-1])
+    recs = run_policy(env_id, kwargs, policy, episodes, args.seed, all_tasks, options)
+    rows.append(row(label, f"trained ({run_dir.resolve().name})", summarize(recs), experts))
+    _progress(rows[-1])
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,7 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR)")
     p.add_argument("--hle-data", help="HLE data file (runs ToolOrchestra-HLE-v0 when registered)")
     p.add_argument("--frames-data", help="FRAMES data file (runs ToolOrchestra-FRAMES-v0 when registered)")
-    p.add_argument("--checkpoint", help="trained policy checkpoint folder (needs orchestra_jax.agents.load_policy_agent)")
+    p.add_argument("--checkpoint", help="an `orchestra train` output folder: adds the trained policy on its training env "
+                   "(needs orchestra_jax.agents.load_policy_agent)")
+    p.add_argument("--policy-temperature", type=float, default=None,
+                   help="sampling temperature of the trained policy (default: the run's eval_temperature; 0 = greedy)")
     p.add_argument("--plot", default=str(HERE / "agents_pareto.png"), help="where to save the accuracy-vs-cost PNG")
     p.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
     args = p.parse_args(argv)
@@ -198,19 +250,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--checkpoint {args.checkpoint}: a trained-policy agent is not available "
                   "(orchestra_jax.agents.load_policy_agent does not exist in this checkout); running baselines only")
         else:
-            policy = loader(args.checkpoint)
+            try:
+                policy = loader(args.checkpoint, temperature=args.policy_temperature)
+            except (FileNotFoundError, ValueError) as e:
+                print(f"--checkpoint {args.checkpoint}: {e}", file=sys.stderr)
+                return 2
 
     rows = []
-    for env_id, kwargs, all_tasks, episodes in env_plan(args):
+    plan = env_plan(args)
+    for env_id, kwargs, all_tasks, episodes in plan:
         experts = experts_of(env_id, kwargs)
         for agent in agents_for(experts):
             recs = run_episodes(env_id, agent, episodes, args.seed, kwargs, progress=False, all_tasks=all_tasks)
             rows.append(row(env_id, agent, summarize(recs), experts))
-            print(f"{env_id:<30} {agent:<9} accuracy {rows[-1]['accuracy']:5.1f}%  cost {rows[-1]['cost_cents']:6.2f}¢  "
-                  f"latency {rows[-1]['latency_min']:5.2f} min", file=sys.stderr)
-        if policy is not None:
-            recs = run_policy(env_id, kwargs, policy, episodes, args.seed, all_tasks)
-            rows.append(row(env_id, "trained", summarize(recs), experts))
+            _progress(rows[-1])
+        if policy is not None and env_id != policy.env_id:
+            print(f"note: the trained policy ({args.checkpoint}) was trained on {policy.env_id}; {env_id} "
+                  "has the baselines only", file=sys.stderr)
+    if policy is not None:
+        rows += train_setting_rows(policy, Path(args.checkpoint), plan, args)
 
     table = markdown(rows)
     print(table)
@@ -221,6 +279,11 @@ def main(argv: list[str] | None = None) -> int:
         note = ("Experts are simulated (`orchestra_gym.tools.simulated`: the paper's price ladder, assumed accuracies); "
                 "tau2 rows play every task once with the scripted user, and tau2 NL assertions are not judged offline. "
                 "ToolScale rows: episodes with seeds S..S+N-1.")
+        if policy is not None:
+            note += (f" Rows \"(train setting)\": the env of the trained run `{Path(args.checkpoint).name}` made with its "
+                     f"env_kwargs {policy.env_kwargs} and reset options {policy.reset_options}; the trained policy "
+                     f"samples at temperature {policy.temperature}. There the oracle's golden domain-tool calls are refused when "
+                     "the run exposes only some tools.")
         append_section("Agents (issue 8)", command("bench_agents.py", argv, ("TAU2_DATA_DIR",)),
                        f"{table}\n\n{note}\n\n![accuracy versus cost]({plot_rel})")
     return 0

@@ -42,7 +42,9 @@ class PolicyAgent:
 
     `act` returns the policy's text for the turn (a tool call when the policy writes one; anything else
     is the env's parse error and penalty, as in training). When the episode outgrows `max_seq_len`
-    the agent returns an empty action, which the env counts as a format error.
+    the agent returns an empty action, which the env counts as a format error. A turn cut by
+    `max_new_tokens` (no EOS; training ends such an episode) is sent as is, and ``<|im_end|>`` is fed
+    before the next environment block.
     """
 
     name = "trained"
@@ -70,6 +72,7 @@ class PolicyAgent:
         self._state = None
         self._length = 0
         self._turn = 0
+        self._open = False
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         """Start an episode: tokenize the env's first messages (system prompt, user) and prefill."""
@@ -80,6 +83,7 @@ class PolicyAgent:
         self._state = self.sampler.prefill([prompt])
         self._length = len(prompt)
         self._turn = 0
+        self._open = False
         self.episodes += 1
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
@@ -89,6 +93,8 @@ class PolicyAgent:
         if self._turn > 0:
             new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
             env_ids = self.tok.encode(rollout_mod.render_messages(new, after_assistant=True))
+            if self._open:  # the last turn hit max_new_tokens without EOS: close it so the chat stays ChatML
+                env_ids = [self.tok.im_end_id] + env_ids
             if self._length + len(env_ids) + self.max_new_tokens > self.max_seq_len:
                 return ""
             self._state = self.sampler.extend(self._state, [env_ids])
@@ -100,6 +106,7 @@ class PolicyAgent:
         self._length += len(ids)
         self._turn += 1
         finished = bool(ids) and ids[-1] in self.tok.eos_ids
+        self._open = not finished
         return self.tok.decode(ids[:-1] if finished else ids)
 
 
@@ -130,26 +137,33 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
     for ph in phases:
         if ph not in ("grpo", "sft"):
             raise ValueError(f"phase={ph!r}: use 'grpo' or 'sft'")
-    tok = train.build_tokenizer(cfg, run)
-    model, _ = train.build_policy(cfg, tok)
-    graphdef, params = nnx.split(model, nnx.Param)
+    # find the checkpoint first: a folder without one fails fast, before a tokenizer is built (and
+    # written into the folder) or a model initialized
+    found = None
     for ph in phases:
         ck_dir = run / "checkpoints" / ph
         if not ck_dir.is_dir():
             continue
         ck = Checkpointer(ck_dir, async_save=False)
         try:
-            if ck.latest_step() is None:
-                continue
-            tx = train.optimizer_from_config(cfg, sft=ph == "sft")
-            target = train.init_state(params, tx, with_reference=ph == "grpo" and cfg.kl_coef > 0)
-            state, _ = ck.restore(step, target)
+            if ck.latest_step() is not None:
+                found = ph
+                break
         finally:
             ck.close()
-        nnx.update(model, state.params)
-        break
-    else:
+    if found is None:
         raise FileNotFoundError(f"no finalized checkpoint under {run / 'checkpoints'} (phases tried: {phases})")
+    tok = train.build_tokenizer(cfg, run)
+    model, _ = train.build_policy(cfg, tok)
+    graphdef, params = nnx.split(model, nnx.Param)
+    ck = Checkpointer(run / "checkpoints" / found, async_save=False)
+    try:
+        tx = train.optimizer_from_config(cfg, sft=found == "sft")
+        target = train.init_state(params, tx, with_reference=found == "grpo" and cfg.kl_coef > 0)
+        state, _ = ck.restore(step, target)
+    finally:
+        ck.close()
+    nnx.update(model, state.params)
     return PolicyAgent(
         model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
         temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,

@@ -1,0 +1,165 @@
+"""`orchestra_jax.agents`: a trained run's checkpoint as an orchestra_gym agent.
+
+One tiny `run_training` run per module (SFT warm start long enough that the greedy policy writes whole
+tool calls ending on EOS, then one GRPO step), then: the loader rebuilds the run's setting and its final
+parameters; played turn by turn through a plain Gymnasium loop, the greedy agent writes exactly the
+texts of `collect_rollouts` (the trainer's own rollout) for the same task and seed, with the same
+episode info; phase="sft" gives the warm-start parameters; bad folders and phases fail clearly.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy is not in this checkout")
+
+from flax import nnx  # noqa: E402
+
+from orchestra_jax import rollout as rollout_mod  # noqa: E402
+from orchestra_jax import train  # noqa: E402
+from orchestra_jax.agents import PolicyAgent, load_policy_agent  # noqa: E402
+from orchestra_jax.train_config import TrainConfig  # noqa: E402
+
+OVERRIDES = dict(
+    model_overrides={"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2,
+                     "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
+    tasks_per_step=2, rollouts_per_task=2, micro_batches=2, max_steps=1,
+    sft_steps=120, sft_batch_size=4, sft_tasks=16,  # enough for whole tool calls at temperature 0
+    eval_tasks=0, max_turns=3, max_new_tokens=40, checkpoint_every=1000, tool_workers=2,
+    async_checkpoint=False, progress_bar=False,
+)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """(run dir, TrainConfig, summary) of one tiny SFT + 1-step GRPO run."""
+    cfg = TrainConfig.preset("tiny-toolscale").replace(**OVERRIDES)
+    out = tmp_path_factory.mktemp("tiny_run")
+    summary = train.run_training(cfg, out)
+    return out, cfg, summary
+
+
+@pytest.fixture(scope="module")
+def greedy_agent(run):
+    return load_policy_agent(run[0], temperature=0.0)
+
+
+def _model(agent: PolicyAgent):
+    return nnx.merge(agent.sampler.graphdef, agent.sampler.params)
+
+
+def _digest(agent: PolicyAgent) -> str:
+    return train.params_digest(nnx.state(_model(agent), nnx.Param))
+
+
+def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
+    out, cfg, summary = run
+    a = greedy_agent
+    assert isinstance(a, PolicyAgent)
+    assert a.env_id == "ToolOrchestra-ToolScale-v0" == cfg.env_id
+    pref = {"outcome": 1.0, "cost": 1.0, "latency": 0.0}
+    assert a.env_kwargs == {"system_prompt": "compact", "max_turns": 3, "preference": pref}
+    assert a.reset_options == {"preference": pref, "tools": ["call_expert"]}
+    assert (a.max_new_tokens, a.max_seq_len, a.temperature) == (40, cfg.max_seq_len, 0.0)
+    assert summary["steps"] == 1
+    assert _digest(a) == summary["params_sha256"]  # the GRPO checkpoint = the run's final parameters
+    assert a.tok.encode("<|im_end|>") == [a.tok.im_end_id]
+    assert a.tok.vocab_size == rollout_mod.ChatTokenizer.from_file(str(out / "tokenizer.json")).vocab_size <= 512
+
+
+@pytest.mark.parametrize("task", [train.EVAL_TASK_BASE + 3, train.EVAL_TASK_BASE + 11])
+def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, task):
+    import gymnasium as gym
+
+    from orchestra_jax.sampler import Sampler
+
+    out, cfg, _ = run
+    a = greedy_agent
+    seed = 5
+    options = train._reset_options(cfg, task)
+    assert dict(a.reset_options, task_id=task) == options
+
+    # the agent in a plain Gymnasium loop, env made and reset as the agent says
+    env = gym.make(a.env_id, **a.env_kwargs)
+    obs, info = env.reset(seed=seed * 1000, options=dict(a.reset_options, task_id=task))
+    a.reset(env, obs, info)
+    assert str(info["task_id"]).endswith(f"-{task}")  # ToolScale ids: "<domain>-<seed>"
+    texts, done = [], False
+    while not done:
+        text = a.act(obs, info)
+        texts.append(text)
+        obs, _, term, trunc, info = env.step(text)
+        done = term or trunc
+
+    # the trainer's rollout (as Run.evaluate builds it: its own tokenizer and sampler) with the same params
+    tok = train.build_tokenizer(cfg, out)
+    sampler = Sampler(_model(a), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
+    trajs, stats = rollout_mod.collect_rollouts(
+        sampler, tok, train._make_envs(cfg, 1), [options], rollouts_per_task=1, seed=seed,
+        max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=0.0, max_turns=cfg.max_turns,
+        keep_texts=True,
+    )
+    (t,) = trajs
+    assert t.task_id == task
+    assert not t.cut and t.turns == len(t.texts) >= 2  # whole turns (EOS), and the KV cache was extended
+    assert texts == t.texts
+    assert (term, trunc) == (t.terminated, t.truncated)
+    for key in ("solved", "outcome", "episode_cost_usd", "episode_latency_s", "turn", "parse_errors", "end_reason",
+                "tool_calls"):
+        assert info[key] == t.info[key], key
+    assert stats.invalid_turns == info["parse_errors"]
+
+
+def test_sft_phase_loads_the_warm_start(run, greedy_agent):
+    out, cfg, _ = run
+    sft = load_policy_agent(out, phase="sft")
+    assert sft.temperature == cfg.eval_temperature == 1.0  # default: the run's eval temperature
+    assert _digest(sft) != _digest(greedy_agent)
+    grpo = load_policy_agent(out, phase="grpo", step=1, temperature=0.0)
+    assert _digest(grpo) == _digest(greedy_agent)
+
+
+def test_clear_errors(run, tmp_path):
+    out = run[0]
+    with pytest.raises(FileNotFoundError, match="train_config.json"):
+        load_policy_agent(tmp_path)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(out / "train_config.json", bare / "train_config.json")
+    with pytest.raises(FileNotFoundError, match="no finalized checkpoint"):
+        load_policy_agent(bare)
+    assert [p.name for p in bare.iterdir()] == ["train_config.json"]  # nothing built or written there
+    with pytest.raises(ValueError, match="phase='foo'"):
+        load_policy_agent(out, phase="foo")
+    (bare / "checkpoints" / "grpo").mkdir(parents=True)  # an empty checkpoint folder is no checkpoint
+    with pytest.raises(FileNotFoundError, match="no finalized checkpoint"):
+        load_policy_agent(bare, phase="grpo")
+
+
+def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greedy_agent):
+    import gymnasium as gym
+
+    _, cfg, _ = run
+    g = greedy_agent
+    a = PolicyAgent(_model(g), g.tok, max_new_tokens=4, max_seq_len=cfg.max_seq_len, temperature=0.0,
+                    env_id=g.env_id, env_kwargs=g.env_kwargs, reset_options=g.reset_options)
+    env = gym.make(a.env_id, **a.env_kwargs)
+    obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=train.EVAL_TASK_BASE + 3))
+    a.reset(env, obs, info)
+    prompt = a.tok.encode(rollout_mod.render_messages(info["new_messages"]))
+    first = a.act(obs, info)
+    assert first == "<tool_call>" or first.startswith("<tool_call>\n")  # 4 tokens of a tool call, no EOS
+    obs, _, term, trunc, info = env.step(first)
+    assert not (term or trunc) and info["parse_errors"] == 1
+    env_ids = a.tok.encode(rollout_mod.render_messages(
+        [m for m in info["new_messages"] if m["role"] != "assistant"], after_assistant=True))
+    a.act(obs, info)
+    seq = a._state.tokens[0]  # the conversation the policy has seen
+    p = len(prompt)
+    assert seq[:p] == prompt
+    assert a.tok.eos_ids[0] not in seq[p:p + 4] and a.tok.decode(seq[p:p + 4]) == first
+    assert seq[p + 4] == a.tok.im_end_id  # the cut turn closed as a finished one would be
+    assert seq[p + 5:p + 5 + len(env_ids)] == env_ids
+    assert len(seq) == p + 4 + 1 + len(env_ids) + 4
