@@ -108,6 +108,29 @@ def apply_rope(x: jax.Array, cos: jax.Array, sin: jax.Array) -> jax.Array:
     return x * cos + rotated * sin
 
 
+def _attend(qg: jax.Array, kt: jax.Array, vt: jax.Array, mask: jax.Array) -> jax.Array:
+    """Attention in the head-major layout: qg [B, K, G, T, H], kt / vt [B, K, S, H], mask [B, T, S]
+    bool -> [B, K, G, T, H]. Batch and head axes lead, so both products are plain batched matmuls
+    (on CPU about 2.5x faster in the backward pass than contracting the [B, T, N, H] layout)."""
+    h = qg.shape[-1]
+    scores = jnp.einsum("bkgth,bksh->bkgts", qg, kt, preferred_element_type=jnp.float32) * (h ** -0.5)
+    scores = jnp.where(mask[:, None, None, :, :], scores, _NEG)
+    probs = jax.nn.softmax(scores, axis=-1).astype(vt.dtype)
+    return jnp.einsum("bkgts,bksh->bkgth", probs, vt)
+
+
+def _head_major(q: jax.Array, k: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    b, t, n, h = q.shape
+    kh = k.shape[2]
+    qg = q.reshape(b, t, kh, n // kh, h).transpose(0, 2, 3, 1, 4)
+    return qg, k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3)
+
+
+def _token_major(o: jax.Array) -> jax.Array:
+    b, kh, g, t, h = o.shape
+    return o.transpose(0, 3, 1, 2, 4).reshape(b, t, kh * g, h)
+
+
 def attention(q: jax.Array, k: jax.Array, v: jax.Array, mask: jax.Array) -> jax.Array:
     """Grouped-query attention.
 
@@ -116,14 +139,7 @@ def attention(q: jax.Array, k: jax.Array, v: jax.Array, mask: jax.Array) -> jax.
     Returns:
         [B, T, N, H] in q's dtype; scores and softmax in float32, scale H ** -0.5.
     """
-    b, t, n, h = q.shape
-    kh = k.shape[2]
-    qg = q.reshape(b, t, kh, n // kh, h)
-    scores = jnp.einsum("btkgh,bskh->bkgts", qg, k, preferred_element_type=jnp.float32) * (h ** -0.5)
-    scores = jnp.where(mask[:, None, None, :, :], scores, _NEG)
-    probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
-    out = jnp.einsum("bkgts,bskh->btkgh", probs, v)
-    return out.reshape(b, t, n, h)
+    return _token_major(_attend(*_head_major(q, k, v), mask))
 
 
 def causal_attention(q: jax.Array, k: jax.Array, v: jax.Array, key_valid: jax.Array,
@@ -141,17 +157,18 @@ def causal_attention(q: jax.Array, k: jax.Array, v: jax.Array, key_valid: jax.Ar
         [B, T, N, H] in q's dtype.
     """
     t = q.shape[1]
+    qg, kt, vt = _head_major(q, k, v)
     if block <= 0 or t <= block:
         mask = jnp.tril(jnp.ones((t, t), bool))[None] & key_valid[:, None, :]
-        return attention(q, k, v, mask)
-    dense = jax.checkpoint(attention)
+        return _token_major(_attend(qg, kt, vt, mask))
+    attend = jax.checkpoint(_attend)
     outs = []
     for start in range(0, t, block):
         end = min(start + block, t)
         causal = jnp.arange(end)[None, :] <= jnp.arange(start, end)[:, None]
         mask = causal[None] & key_valid[:, None, :end]
-        outs.append(dense(q[:, start:end], k[:, :end], v[:, :end], mask))
-    return jnp.concatenate(outs, axis=1)
+        outs.append(attend(qg[:, :, :, start:end], kt[:, :, :end], vt[:, :, :end], mask))
+    return _token_major(jnp.concatenate(outs, axis=3))
 
 
 def positions_from_mask(attention_mask: jax.Array) -> jax.Array:

@@ -306,6 +306,11 @@ class DelegatingAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": expert})])
 
 
+def _peak_rss_gib() -> float:
+    """Peak resident memory of this process so far, GiB (Linux ru_maxrss is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
 def _step_seed(seed: int, step: int) -> int:
     """The data order: tasks, env seeds and sampler PRNG of `step` derive from (seed, step) only."""
     return int(np.random.default_rng([seed, step]).integers(0, 2**30))
@@ -578,7 +583,7 @@ class Run:
             batch = split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, cfg.micro_batches)
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),
-                   "time_s": time.time() - self.t0}
+                   "time_s": time.time() - self.t0, "peak_rss_gib": _peak_rss_gib()}
             if (s + 1) % cfg.log_every == 0:
                 self.log(rec)
             bar.update(1)
@@ -633,6 +638,7 @@ class Run:
                 k: float(v) for k, v in m.items()}, **{k: v for k, v in ep.items() if k != "tool_mix"},
                 **filt.counts, "invalid_turns": stats.invalid_turns, "generated_tokens": stats.generated_tokens,
                 "rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0,
+                "peak_rss_gib": _peak_rss_gib(),
                 **{f"mix/{k}": v for k, v in ep["tool_mix"].items()}}
             if (s + 1) % cfg.log_every == 0:
                 self.log(rec)
@@ -734,7 +740,7 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
             "initial_cost_per_solved_usd": initial["cost_per_solved_usd"] if initial else None,
             "final_cost_per_solved_usd": final["cost_per_solved_usd"] if final else None,
             "params_sha256": params_digest(params),
-            "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            "peak_rss_gib": _peak_rss_gib(),
             "devices": [str(d) for d in jax.devices()],
         }
         summary["plots"] = write_plots(run.dir, initial, final)
