@@ -233,8 +233,8 @@ def main(argv=None) -> int:
             "", "## Train step (issue 7)", "",
             f"Command: `{cmd.strip()}`  ",
             f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores visible ({platform.processor() or 'cpu'}), "
-            f"jax {jax.__version__} on {jax.devices()[0].platform}; google-tunix {tunix_v}; shared machine (other jobs "
-            f"running), so absolute numbers are noisy; the ratios come from one interleaved run.  ",
+            f"jax {jax.__version__} on {jax.devices()[0].platform}; google-tunix {tunix_v}; load average at the end "
+            f"{os.getloadavg()[0]:.1f} (absolute numbers move with the machine's load; the ratios come from one run).  ",
             f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}  ",
             f"Workload: tiny Qwen3 (vocab {TINY['vocab']}, d {TINY['d']}, ffn {TINY['f']}, {TINY['layers']} layers, "
             f"{TINY['heads']}/{TINY['kv_heads']} heads x {TINY['head_dim']}), batch {args.batch} x "

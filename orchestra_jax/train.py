@@ -74,14 +74,17 @@ def make_optimizer(
     b2: float = 0.999,
     eps: float = 1e-8,
     warmup_steps: int = 0,
+    decay_steps: int = 0,
 ) -> optax.GradientTransformation:
-    """AdamW with global-norm clipping (the released verl actor: AdamW, lr 1e-6, wd 0.01, clip 1.0)."""
-    lr: Any = learning_rate
+    """AdamW with global-norm clipping (the released verl actor: AdamW, lr 1e-6, wd 0.01, clip 1.0).
+
+    Learning rate: linear warm-up from 0 over `warmup_steps`, then constant, or (decay_steps > 0) a
+    cosine decay to 0 over the next `decay_steps` (optax schedules; steps count optimizer updates)."""
+    after: Any = (optax.cosine_decay_schedule(learning_rate, decay_steps) if decay_steps > 0
+                  else optax.constant_schedule(learning_rate))
+    lr: Any = learning_rate if decay_steps == 0 else after
     if warmup_steps > 0:
-        lr = optax.join_schedules(
-            [optax.linear_schedule(0.0, learning_rate, warmup_steps), optax.constant_schedule(learning_rate)],
-            [warmup_steps],
-        )
+        lr = optax.join_schedules([optax.linear_schedule(0.0, learning_rate, warmup_steps), after], [warmup_steps])
     parts = []
     if grad_clip > 0:
         parts.append(optax.clip_by_global_norm(grad_clip))
@@ -98,6 +101,7 @@ def optimizer_from_config(cfg: TrainConfig, *, sft: bool = False) -> optax.Gradi
         b2=cfg.adam_b2,
         eps=cfg.adam_eps,
         warmup_steps=0 if sft else cfg.warmup_steps,
+        decay_steps=cfg.sft_steps if sft and cfg.sft_lr_schedule == "cosine" else 0,
     )
 
 

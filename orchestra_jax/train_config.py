@@ -87,6 +87,7 @@ class TrainConfig:
     sft_steps: int = 0  # SFT steps on golden trajectories before GRPO (0 = none)
     sft_batch_size: int = 16  # trajectories per SFT step
     sft_learning_rate: float = 1e-5  # SFT AdamW learning rate
+    sft_lr_schedule: str = "cosine"  # "cosine" (decay to 0 over sft_steps) or "constant"
     sft_tasks: int = 512  # golden trajectories generated for SFT
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
@@ -122,6 +123,7 @@ class TrainConfig:
         need(self.reward in ("preference", "outcome"), "reward", "use 'preference' or 'outcome'")
         need(self.kl_estimator in KL_ESTIMATORS, "kl_estimator", f"use one of {KL_ESTIMATORS}")
         need(self.aggregation in AGGREGATIONS, "aggregation", f"use one of {AGGREGATIONS}")
+        need(self.sft_lr_schedule in ("cosine", "constant"), "sft_lr_schedule", "use 'cosine' or 'constant'")
         need(self.old_logp_source in ("trainer", "sampler"), "old_logp_source", "use 'trainer' or 'sampler'")
         need(self.temperature > 0, "temperature", "must be > 0 for GRPO sampling")
         need(self.eval_temperature >= 0, "eval_temperature", "must be >= 0 (0 = greedy)")

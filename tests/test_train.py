@@ -295,3 +295,21 @@ def test_train_step_entropy_metric_and_update_do_not_depend_on_it():
     expected = (ent * mask).sum() / mask.sum()
     assert float(out[True][1]["entropy"]) == pytest.approx(expected, rel=1e-5)
     assert 0 < expected < np.log(V)
+
+
+@pytest.mark.parametrize("warmup", [0, 3])
+def test_optimizer_cosine_decay_schedule_matches_formula(warmup):
+    """With a constant gradient Adam's step is lr_t exactly (m_hat / sqrt(v_hat) = 1), so the parameter
+    path reads out the schedule: linear warm-up over `warmup` steps, then lr * 0.5 (1 + cos(pi k / K))."""
+    lr, decay = 0.1, 8
+    tx = train.make_optimizer(lr, weight_decay=0.0, grad_clip=0.0, eps=0.0, warmup_steps=warmup, decay_steps=decay)
+    params = {"w": jnp.zeros(())}
+    state = tx.init(params)
+    steps = []
+    for _ in range(warmup + decay + 2):
+        updates, state = tx.update({"w": jnp.ones(())}, state, params)
+        steps.append(-float(updates["w"]))
+    expected = [lr * i / warmup for i in range(warmup)]
+    expected += [lr * 0.5 * (1 + np.cos(np.pi * min(k, decay) / decay)) for k in range(decay + 2)]
+    np.testing.assert_allclose(steps, expected, rtol=1e-5, atol=1e-8)  # float32 Adam
+    assert steps[-1] == 0.0
