@@ -319,7 +319,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "max_steps": 30,
         "learning_rate": 1e-3,
         "kl_coef": 0.0,
-        "sft_steps": 150,
+        "sft_steps": 400,
         "sft_batch_size": 4,
         "sft_learning_rate": 1e-2,
         "sft_tasks": 128,
