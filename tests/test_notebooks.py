@@ -24,12 +24,12 @@ def test_notebooks_are_found_and_stored_without_outputs():
         assert stale == [], f"{path.name}: strip outputs before committing (cells {stale})"
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_plots(path: Path):
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
     )
     client.execute()  # raises CellExecutionError (with the cell and traceback) when a cell fails
     images = [

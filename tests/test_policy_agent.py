@@ -27,6 +27,7 @@ OVERRIDES = dict(
                      "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
     tasks_per_step=2, rollouts_per_task=2, micro_batches=2, max_steps=1,
     sft_steps=120, sft_batch_size=4, sft_tasks=16,  # enough for whole tool calls at temperature 0
+    sft_lr_schedule="constant", preference={"outcome": 1.0, "cost": 1.0, "latency": 0.0},
     eval_tasks=0, max_turns=3, max_new_tokens=40, checkpoint_every=1000, tool_workers=2,
     async_checkpoint=False, progress_bar=False,
 )
@@ -69,14 +70,41 @@ def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
     assert a.tok.vocab_size == rollout_mod.ChatTokenizer.from_file(str(out / "tokenizer.json")).vocab_size <= 512
 
 
-@pytest.mark.parametrize("task", [train.EVAL_TASK_BASE + 3, train.EVAL_TASK_BASE + 11])
-def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, task):
-    import gymnasium as gym
-
+def _trainer_rollout(run, agent, task, seed):
+    """The trainer's rollout of `task` (as Run.evaluate builds it: its own tokenizer and sampler)."""
     from orchestra_jax.sampler import Sampler
 
     out, cfg, _ = run
+    tok = train.build_tokenizer(cfg, out)
+    sampler = Sampler(_model(agent), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
+    return rollout_mod.collect_rollouts(
+        sampler, tok, train._make_envs(cfg, 1), [train._reset_options(cfg, task)], rollouts_per_task=1, seed=seed,
+        max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=0.0, max_turns=cfg.max_turns,
+        keep_texts=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def whole_turn_tasks(run, greedy_agent):
+    """The first two held-out tasks on which the greedy tiny policy writes >= 2 whole turns (each ending on
+    EOS), so the comparison covers the KV-cache extend path; a cut turn ends a trainer rollout by design."""
+    found = []
+    for task in range(train.EVAL_TASK_BASE, train.EVAL_TASK_BASE + 40):
+        (t,), _ = _trainer_rollout(run, greedy_agent, task, seed=5)
+        if not t.cut and t.turns >= 2:
+            found.append(task)
+        if len(found) == 2:
+            return found
+    pytest.fail(f"the tiny policy wrote >= 2 whole turns on only {found} of 40 tasks: its warm start is too short")
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, whole_turn_tasks, which):
+    import gymnasium as gym
+
+    out, cfg, _ = run
     a = greedy_agent
+    task = whole_turn_tasks[which]
     seed = 5
     options = train._reset_options(cfg, task)
     assert dict(a.reset_options, task_id=task) == options
@@ -93,14 +121,8 @@ def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, task)
         obs, _, term, trunc, info = env.step(text)
         done = term or trunc
 
-    # the trainer's rollout (as Run.evaluate builds it: its own tokenizer and sampler) with the same params
-    tok = train.build_tokenizer(cfg, out)
-    sampler = Sampler(_model(a), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
-    trajs, stats = rollout_mod.collect_rollouts(
-        sampler, tok, train._make_envs(cfg, 1), [options], rollouts_per_task=1, seed=seed,
-        max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=0.0, max_turns=cfg.max_turns,
-        keep_texts=True,
-    )
+    # the trainer's rollout with the same params
+    trajs, stats = _trainer_rollout(run, a, task, seed)
     (t,) = trajs
     assert t.task_id == task
     assert not t.cut and t.turns == len(t.texts) >= 2  # whole turns (EOS), and the KV cache was extended
