@@ -139,25 +139,20 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
             raise ValueError(f"phase={ph!r}: use 'grpo' or 'sft'")
     # find the checkpoint first: a folder without one fails fast, before a tokenizer is built (and
     # written into the folder) or a model initialized
-    found = None
+    found, ck = None, None
     for ph in phases:
-        ck_dir = run / "checkpoints" / ph
-        if not ck_dir.is_dir():
-            continue
-        ck = Checkpointer(ck_dir, async_save=False)
-        try:
+        if (run / "checkpoints" / ph).is_dir():
+            ck = Checkpointer(run / "checkpoints" / ph, async_save=False)
             if ck.latest_step() is not None:
                 found = ph
                 break
-        finally:
             ck.close()
     if found is None:
         raise FileNotFoundError(f"no finalized checkpoint under {run / 'checkpoints'} (phases tried: {phases})")
-    tok = train.build_tokenizer(cfg, run)
-    model, _ = train.build_policy(cfg, tok)
-    graphdef, params = nnx.split(model, nnx.Param)
-    ck = Checkpointer(run / "checkpoints" / found, async_save=False)
     try:
+        tok = train.build_tokenizer(cfg, run)
+        model, _ = train.build_policy(cfg, tok)
+        _, params = nnx.split(model, nnx.Param)
         tx = train.optimizer_from_config(cfg, sft=found == "sft")
         target = train.init_state(params, tx, with_reference=found == "grpo" and cfg.kl_coef > 0)
         state, _ = ck.restore(step, target)

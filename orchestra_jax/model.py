@@ -157,10 +157,9 @@ def causal_attention(q: jax.Array, k: jax.Array, v: jax.Array, key_valid: jax.Ar
         [B, T, N, H] in q's dtype.
     """
     t = q.shape[1]
-    qg, kt, vt = _head_major(q, k, v)
     if block <= 0 or t <= block:
-        mask = jnp.tril(jnp.ones((t, t), bool))[None] & key_valid[:, None, :]
-        return _token_major(_attend(qg, kt, vt, mask))
+        return attention(q, k, v, jnp.tril(jnp.ones((t, t), bool))[None] & key_valid[:, None, :])
+    qg, kt, vt = _head_major(q, k, v)
     attend = jax.checkpoint(_attend)
     outs = []
     for start in range(0, t, block):
