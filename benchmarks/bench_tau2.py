@@ -154,7 +154,7 @@ def main() -> None:
                     "tau2-bench v0.2.0 on the same kind of machine (issue 4): ~250 ms to build a fresh retail "
                     "environment, 110-200 us per read call, ~75 ms per database hash. Every reported hash equals "
                     "tau2's definition (checked against a full `json.dumps` in this run and against the recorded "
-                    "hashes in tests/test_tau2_reference.py).\n")
+                    "hashes in tests/gym/domains/tau2/test_reference.py).\n")
 
 
 if __name__ == "__main__":

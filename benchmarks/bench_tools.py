@@ -5,7 +5,7 @@ Run from the repository root:
     PYTHONPATH=$PWD python benchmarks/bench_tools.py [--docs 10000] [--queries 200] [--no-write]
 
 Appends a ``## Tools (issue 3)`` section (command, machine, date, numbers) to
-``benchmarks/RESULTS.md`` unless ``--no-write``. The corpus is generated (tests/test_search.py's
+``benchmarks/RESULTS.md`` unless ``--no-write``. The corpus is generated (tests/gym/tools/test_search.py's
 `make_corpus`: planted documents among seeded filler), so the numbers are reproducible offline.
 """
 

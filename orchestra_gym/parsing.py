@@ -15,7 +15,7 @@ Format (Qwen3 chat template, itself the Hermes function-calling format)::
     </tool_call>
     <message>Your order has been cancelled.</message>
 
-Rules (each one is a test in ``tests/test_parsing.py``):
+Rules (each one is a test in ``tests/gym/test_parsing.py``):
 
 * ``<think>...</think>`` is thinking. Everything inside it, including ``<tool_call>`` blocks, is
   *not* an action. An unclosed ``<think>`` is an error (and ``truncated=True``).

@@ -13,7 +13,7 @@ Sources followed (cited line by line below):
 
 The loss is computed as a *sum* over tokens divided by a *global denominator* (`loss_denominator`, taken
 from the whole batch), so the gradient of a batch equals the sum of the gradients of its micro-batches or
-data-parallel shards, whatever the assignment of sequences (tests/test_grpo.py checks this to 1e-6).
+data-parallel shards, whatever the assignment of sequences (tests/jax/test_grpo.py checks this to 1e-6).
 Masked positions are removed with `jnp.where` (never multiplication), so NaN or huge garbage there
 changes neither the loss, the metrics nor the gradient.
 """

@@ -7,7 +7,7 @@ email, payment_methods: {id -> credit_card | paypal | gift_card}, orders}) and `
 and seven optional fields that default to None}).
 
 Behaviour matched to tau2-bench v0.2.0, including its quirks (each marked ``QUIRK`` below and
-tested in ``tests/test_tau2_retail.py``):
+tested in ``tests/gym/domains/tau2/test_retail.py``):
 
 1. QUIRK status checks differ between tools: ``modify_pending_order_address`` and
    ``modify_pending_order_payment`` accept any status that *contains* "pending" (so also

@@ -21,7 +21,7 @@ import pytest
 from orchestra_gym import pricing
 from orchestra_gym.tools.sandbox import PythonSandbox, SandboxError, run_python
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox uses Linux namespaces and rlimits")
 

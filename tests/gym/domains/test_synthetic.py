@@ -27,7 +27,7 @@ from orchestra_gym.domains.synthetic.core import check_schema, db_hash, mentions
 from orchestra_gym.types import ToolCall
 
 SEEDS = range(50)
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _instances(domain: str, seeds=SEEDS) -> list[SyntheticInstance]:

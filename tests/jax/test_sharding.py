@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent(r'''
     import json, sys

@@ -12,7 +12,7 @@ import pytest
 
 from orchestra_gym.tasks.hle import ACCESS_HELP, category_slug, hle_task, load_hle, read_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def synthetic_rows() -> list[dict]:

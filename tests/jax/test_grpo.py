@@ -17,7 +17,7 @@ from orchestra_jax import grpo
 from orchestra_jax.grpo import LossConfig
 
 jax.config.update("jax_enable_x64", False)
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- gradient table (issue 7)
@@ -259,7 +259,7 @@ def test_data_parallel_two_devices_gradient_equals_full_batch():
         """
         import numpy as np, jax, jax.numpy as jnp
         from jax.sharding import Mesh, PartitionSpec as P
-        from tests.test_grpo import _toy_batch, _grad_full, _toy_policy_logp
+        from tests.jax.test_grpo import _toy_batch, _grad_full, _toy_policy_logp
         from orchestra_jax import grpo
         assert jax.device_count() == 2, jax.devices()
         mesh = Mesh(np.array(jax.devices()), ("data",))

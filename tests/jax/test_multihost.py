@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 240
 
 WORKER = textwrap.dedent(r'''
@@ -42,7 +42,7 @@ WORKER = textwrap.dedent(r'''
     from flax import nnx
     from jax.sharding import NamedSharding, PartitionSpec as P
     from orchestra_jax import grpo, train
-    from tests.test_train import make_batch, tiny_model
+    from tests.jax.test_train import make_batch, tiny_model
 
     mesh = sharding.make_mesh(data=2, fsdp=1, tp=1)
     model = sharding.shard_model(tiny_model(4), mesh)

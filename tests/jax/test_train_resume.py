@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 CONFIG = """
 preset = "tiny-toolscale"

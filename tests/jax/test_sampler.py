@@ -14,7 +14,7 @@ import jax.numpy as jnp  # noqa: E402
 from orchestra_jax.model import token_logprobs  # noqa: E402
 from orchestra_jax.sampler import Sampler, bucket  # noqa: E402
 from orchestra_jax.weights import load_hf_checkpoint  # noqa: E402
-from tests.test_jax_model import make_hf  # noqa: E402
+from tests.jax.test_model import make_hf  # noqa: E402
 
 EOS = (7, 9)
 

@@ -20,11 +20,11 @@ from orchestra_gym.envs.qa import QA_MODELS, QAEnv, estimate_tokens, format_qa_t
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.rewards import reward_vector_names
 from orchestra_gym.types import Task, ToolCall
-from tests.test_frames import synthetic_rows as frames_rows
-from tests.test_frames import write as write_frames
-from tests.test_hle import synthetic_rows as hle_rows
+from tests.gym.tasks.test_frames import synthetic_rows as frames_rows
+from tests.gym.tasks.test_frames import write as write_frames
+from tests.gym.tasks.test_hle import synthetic_rows as hle_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 ENTRY = {"ToolOrchestra-HLE-v0": "orchestra_gym.envs.qa:HLEEnv", "ToolOrchestra-FRAMES-v0": "orchestra_gym.envs.qa:FRAMESEnv"}
 
 
@@ -282,7 +282,7 @@ def test_offline_without_data_names_the_fix(tmp_path):
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PYTHONPATH=str(REPO),
                FRAMES_DATA_PATH=str(tmp_path / "absent.csv"))
     code = (
-        "import gymnasium as gym\nfrom tests.test_qa_env import _ensure_registered\n_ensure_registered()\n"
+        "import gymnasium as gym\nfrom tests.gym.envs.test_qa import _ensure_registered\n_ensure_registered()\n"
         "for i in ('ToolOrchestra-HLE-v0', 'ToolOrchestra-FRAMES-v0'):\n"
         "    try:\n        gym.make(i)\n    except RuntimeError as e:\n        print('ERR', i, e)\n"
     )

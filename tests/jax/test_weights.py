@@ -16,7 +16,7 @@ from safetensors.numpy import load_file, save_file  # noqa: E402
 
 from orchestra_jax.model import LAYER_PARAMS  # noqa: E402
 from orchestra_jax.weights import load_hf_checkpoint, save_hf_checkpoint  # noqa: E402
-from tests.test_jax_model import hf_logits, make_hf  # noqa: E402
+from tests.jax.test_model import hf_logits, make_hf  # noqa: E402
 
 IDS = np.random.RandomState(11).randint(0, 300, (2, 10)).astype(np.int32)
 

@@ -21,7 +21,7 @@ from orchestra_jax.checkpoint import Checkpointer
 model_mod = pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
 config_mod = pytest.importorskip("orchestra_jax.config", reason="the Qwen3 policy (issue 6) is not merged yet")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 V = 64
 
 
@@ -59,7 +59,7 @@ def _sgd_update(loss_cfg, micro, batch, *, old="trainer"):
     return delta, metrics
 
 
-@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-mean"])  # all modes: tests/test_grpo.py
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-mean"])  # all modes: tests/jax/test_grpo.py
 def test_train_step_micro_batches_give_the_same_update(agg):
     batch = make_batch()
     cfg = grpo.LossConfig(aggregation=agg, kl_coef=0.01, max_len=16 if agg == "dr-grpo" else None)
@@ -167,7 +167,7 @@ import sys, numpy as np, jax, optax
 from flax import nnx
 from orchestra_jax import train, sharding
 from orchestra_jax.checkpoint import Checkpointer
-from tests.test_train import tiny_model
+from tests.jax.test_train import tiny_model
 assert jax.device_count() == 2
 mesh = sharding.make_mesh(data=1, fsdp=2, tp=1)
 model = sharding.shard_model(tiny_model(5), mesh)
@@ -189,7 +189,7 @@ import sys, numpy as np, jax, optax
 from flax import nnx
 from orchestra_jax import train, sharding
 from orchestra_jax.checkpoint import Checkpointer
-from tests.test_train import tiny_model
+from tests.jax.test_train import tiny_model
 n = jax.device_count()
 model = tiny_model(6)
 if n == 2:  # tp = 2 mesh

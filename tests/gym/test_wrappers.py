@@ -15,7 +15,7 @@ import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.wrappers import Budget, Preference, TaskFeatures, ToolChoice, candidate_actions, preference_reward
 
 TOOLSCALE = "ToolOrchestra-ToolScale-v0"
-TAU2 = Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"))
+TAU2 = Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"))
 PREF = {"outcome": 1.0, "cost": 0.05, "latency": 0.05}
 
 

@@ -14,7 +14,7 @@ from orchestra_gym.cli import run_episodes, summarize
 from orchestra_gym.tools.models import parse_models
 from tests.servers import OpenAIServer
 
-DATA = Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"))
+DATA = Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[4] / "shared" / "data" / "tau2"))
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file(),
     reason=f"tau2-bench v0.2.0 data not found at {DATA} (set TAU2_DATA_DIR to tau2's data/tau2 folder)",

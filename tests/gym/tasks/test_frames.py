@@ -10,7 +10,7 @@ import pytest
 
 from orchestra_gym.tasks.frames import default_frames_path, frames_task, load_frames, parse_url_cell, parse_wiki_links
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 COLUMNS = ["id", "Prompt", "Answer"] + [f"wikipedia_link_{i}" for i in range(1, 11)] + [
     "wikipedia_link_11+", "reasoning_types", "wiki_links"]
 W = "https://en.wikipedia.org/wiki/"
