@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.errors import ResetNeeded, did_you_mean
 from orchestra_gym.parsing import ParsedAction, parse_action
 from orchestra_gym.rewards import reward_vector, reward_vector_names
 from orchestra_gym.spaces import TextSpace
@@ -199,12 +200,15 @@ class OrchestraEnv(gym.Env[str, str]):
         """Take one orchestrator turn. Never raises for a malformed action (see class docstring).
 
         Raises:
-            RuntimeError: `step` before `reset`, or after the episode ended.
+            gymnasium.error.ResetNeeded: `step` before `reset`, or after the episode ended
+                (terminated or truncated); call `reset` first.
         """
         if not self._started:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("step() was called before reset(); call reset() to start an episode")
         if self._end_reason is not None:
-            raise RuntimeError("the episode has ended; call reset() to start a new one")
+            raise ResetNeeded(
+                f"the episode has ended ({self._end_reason}); call reset() to start a new one before step()"
+            )
         self.turn += 1
         parsed: ParsedAction = parse_action(action)
         raw = action if isinstance(action, str) else parsed.raw
@@ -265,12 +269,8 @@ class OrchestraEnv(gym.Env[str, str]):
         allowed = {t.name for t in self._tool_specs()}
         self.trajectory.append(call)
         if call.name not in allowed:
-            import difflib
-
-            close = difflib.get_close_matches(call.name, sorted(allowed), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
             self.error_count += 1
-            msg = f"unknown tool {call.name!r}{hint}; known tools: {sorted(allowed)}"
+            msg = f"unknown tool {call.name!r}{did_you_mean(call.name, sorted(allowed))}; known tools: {sorted(allowed)}"
             self._step_errors.append(msg)
             return ToolResult(f"Error: {msg}", error=True), []
         self.tool_call_counts[call.name] = self.tool_call_counts.get(call.name, 0.0) + 1.0

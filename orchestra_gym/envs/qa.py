@@ -24,7 +24,6 @@ judge when a judge model is given (`orchestra_gym.judges`).
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -35,6 +34,7 @@ from typing import Any, Callable, Sequence
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.domains.qa_corpus import build_corpus, plausible_wrong_answer
 from orchestra_gym.env import OrchestraEnv
+from orchestra_gym.errors import did_you_mean
 
 # QA has no user to talk to: every turn is a tool call (the last one is `answer`).
 QA_FORMAT_HELP = (
@@ -318,9 +318,8 @@ class QAEnv(OrchestraEnv):
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
         key = str(task_id)
         if key not in self._by_id:
-            close = difflib.get_close_matches(key, list(self._by_id), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"options['task_id']={task_id!r} is not a task of this env{hint}; {len(self.tasks)} tasks loaded")
+            raise ValueError(f"options['task_id']={task_id!r} is not a task of this env{did_you_mean(key, self._by_id)}; "
+                             f"{len(self.tasks)} tasks loaded")
         return self._by_id[key]
 
     # ------------------------------------------------------------------ episode
@@ -502,8 +501,7 @@ class QAEnv(OrchestraEnv):
             model = call.arguments.get("model")
             allowed = TOOL_MODELS[call.name]
             if model not in allowed:
-                close = difflib.get_close_matches(str(model), allowed, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean(model, allowed)
                 self.attempts.append(f"turn {self.turn}: {call.name}(model={model!r}) -> invalid model")
                 return ToolResult(f"Error: {call.name} needs 'model' to be one of {list(allowed)}, got {model!r}{hint}",
                                   error=True), []

@@ -7,6 +7,7 @@ from typing import Any
 
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.envs.function_calling import FunctionCallingEnv
+from orchestra_gym.errors import did_you_mean
 from orchestra_gym.types import Task
 from orchestra_gym.users import LLMUser, ScriptedUser
 
@@ -97,13 +98,9 @@ class Tau2Env(FunctionCallingEnv):
             return self.tasks[self.task_ids[int(self.np_random.integers(0, len(self.task_ids)))]]
         key = str(task_id)
         if key not in self.tasks:
-            import difflib
-
-            close = difflib.get_close_matches(key, self.task_ids, n=3)
             raise ValueError(
                 f"options['task_id']={task_id!r} is not a task of tau2 domain {self.domain!r}"
-                + (f" (did you mean {close}?)" if close else "")
-                + f"; {len(self.task_ids)} tasks, e.g. {self.task_ids[:3]}"
+                f"{did_you_mean(key, self.task_ids, n=3)}; {len(self.task_ids)} tasks, e.g. {self.task_ids[:3]}"
             )
         return self.tasks[key]
 
