@@ -22,7 +22,7 @@ import numpy as np
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.errors import ResetNeeded, did_you_mean
 from orchestra_gym.parsing import ParsedAction, parse_action
-from orchestra_gym.rewards import reward_vector, reward_vector_names
+from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.spaces import TextSpace
 from orchestra_gym.types import Message, Preference, Task, ToolCall, ToolResult, ToolSpec, Usage
 
@@ -78,7 +78,7 @@ class OrchestraEnv(gym.Env[str, str]):
             that render their own chat template.
         At the end (terminated or truncated) also: outcome (float in [0, 1]), reward_vector
         (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
-        -latency]), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
+        -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
         checks), solved (bool), end_reason (str).
 
     Episode end: terminated when the task ends (answer given, user stops, transfer); truncated
@@ -149,9 +149,13 @@ class OrchestraEnv(gym.Env[str, str]):
         """Outcome in [0, 1] and a breakdown dict."""
         raise NotImplementedError
 
-    def _preference_tools(self) -> list[str]:
-        """Names of the tool-call components of the reward vector (paper Sec. 3.2), in order."""
-        return [t.name for t in self._tool_specs()]
+    @property
+    def reward_layout(self) -> RewardLayout:
+        """The layout of this episode's reward vector (paper Sec. 3.2): which tools' calls it counts,
+        its component names, how it is built from ``info``. Default rule:
+        `RewardLayout.from_tool_specs` over the episode's tools (the models of the model tools,
+        else the tool names); subclasses may override. Read it after ``reset``."""
+        return RewardLayout.from_tool_specs(self._tool_specs())
 
     # ----------------------------------------------------------------- state set by subclasses
     def _end(self, reason: str) -> None:
@@ -324,16 +328,5 @@ class OrchestraEnv(gym.Env[str, str]):
             outcome, breakdown = 0.0, {"premature_end": self._end_reason}
         else:
             outcome, breakdown = self._grade()
-        outcome = float(outcome)
-        names = self._preference_tools()
-        counts = {n: self.tool_call_counts.get(n, 0.0) for n in names}
-        vec = reward_vector(counts, names, outcome, self.usage.cost_usd, self.usage.latency_s)
-        info.update(
-            outcome=outcome,
-            solved=bool(outcome >= 1.0 - 1e-9),
-            reward_vector=vec,
-            reward_vector_names=reward_vector_names(names),
-            reward_breakdown=copy.deepcopy(breakdown),
-            end_reason=str(self._end_reason),
-        )
-        return outcome
+        info.update(self.reward_layout.end_info(info, outcome, copy.deepcopy(breakdown), str(self._end_reason)))
+        return float(outcome)

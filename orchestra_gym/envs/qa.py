@@ -356,11 +356,6 @@ class QAEnv(OrchestraEnv):
     def _tool_specs(self) -> list[ToolSpec]:
         return self.tool_specs
 
-    def _preference_tools(self) -> list[str]:
-        if self.mode == "orchestra":
-            return [m for s in self.tool_specs for m in TOOL_MODELS[s.name]]
-        return [s.name for s in self.tool_specs]
-
     def _problem_text(self) -> str:
         return self.task.prompt
 
