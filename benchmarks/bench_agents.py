@@ -37,7 +37,7 @@ import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import make_agent
-from orchestra_gym.cli import format_mix, run_episodes, summarize
+from orchestra_gym.evaluation import format_mix, run_episodes, summarize
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_TAU2 = Path(os.environ.get("TAU2_DATA_DIR", HERE.parents[1] / "shared" / "data" / "tau2"))
@@ -91,36 +91,18 @@ def agents_for(experts: list[str]) -> list[str]:
 def run_policy(
     env_id: str, kwargs: dict[str, Any], agent: Any, episodes: int, seed: int, all_tasks: bool,
     options: dict[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """Episodes of an agent, chosen and seeded as `orchestra_gym.cli.run_episodes` chooses them (the
-    fields `orchestra_gym.cli.summarize` reads). agent: an agent object, or a callable ``i -> agent``
-    (a fresh agent per episode, as run_episodes builds baselines); options: reset options of every
-    episode (a trained run's tools / preference), task_id added per episode."""
-    env = gym.make(env_id, **kwargs)
-    task_ids = list(env.unwrapped.task_ids)[: episodes or None] if all_tasks else [None] * episodes
-    records = []
-    for i, tid in enumerate(task_ids):
-        opts = dict(options or {}, **({"task_id": tid} if tid is not None else {}))
-        obs, info = env.reset(seed=seed + i, options=opts or None)
-        agent_i = agent if hasattr(agent, "act") else agent(i)
-        agent_i.reset(env, obs, info)
-        done = False
-        while not done:
-            obs, _, term, trunc, info = env.step(agent_i.act(obs, info))
-            done = term or trunc
-        records.append({
-            "task_id": env.unwrapped.task.id, "seed": seed + i, "outcome": info["outcome"], "solved": info["solved"],
-            "cost_usd": info["episode_cost_usd"], "latency_s": info["episode_latency_s"], "turns": info["turn"],
-            "tool_calls": dict(info["tool_calls"]), "parse_errors": info["parse_errors"],
-            "end_reason": info["end_reason"], "reward_breakdown": info["reward_breakdown"],
-        })
-    env.close()
-    return records
+) -> list[Any]:
+    """Episodes of an agent (`orchestra_gym.evaluation.run_episodes`): agent: an agent object, or a
+    callable ``seed -> agent`` (a fresh agent per episode, as the baselines); options: reset options
+    of every episode (a trained run's tools / preference), task_id added per episode."""
+    factory = (lambda s: agent) if hasattr(agent, "act") else agent
+    return run_episodes(lambda: gym.make(env_id, **kwargs), factory, episodes, seed=seed, all_tasks=all_tasks,
+                        options=options)
 
 
 def tool_mix(tool_calls: dict[str, float], experts: list[str]) -> str:
     """Calls per task: each expert, then all domain tools together (``call_expert`` is their sum,
-    so it is left out); envs without experts: the top tools (`orchestra_gym.cli.format_mix`)."""
+    so it is left out); envs without experts: the top tools (`orchestra_gym.evaluation.format_mix`)."""
     if not experts:
         return format_mix(tool_calls, top=4)
     shown = {e: tool_calls.get(e, 0.0) for e in experts}
@@ -218,7 +200,7 @@ def train_setting_rows(policy: Any, run_dir: Path, plan: list[tuple[str, dict[st
     experts = experts_of(env_id, kwargs)
     rows = []
     for name in agents_for(experts):
-        recs = run_policy(env_id, kwargs, lambda i, name=name: make_agent(name, seed=args.seed + i), episodes,
+        recs = run_policy(env_id, kwargs, lambda s, name=name: make_agent(name, seed=s), episodes,
                           args.seed, all_tasks, options)
         rows.append(row(label, name, summarize(recs), experts))
         _progress(rows[-1])
@@ -261,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     for env_id, kwargs, all_tasks, episodes in plan:
         experts = experts_of(env_id, kwargs)
         for agent in agents_for(experts):
-            recs = run_episodes(env_id, agent, episodes, args.seed, kwargs, progress=False, all_tasks=all_tasks)
+            recs = run_policy(env_id, kwargs, lambda s, agent=agent: make_agent(agent, seed=s), episodes, args.seed,
+                              all_tasks)
             rows.append(row(env_id, agent, summarize(recs), experts))
             _progress(rows[-1])
         if policy is not None and env_id != policy.env_id:

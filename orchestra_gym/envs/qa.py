@@ -53,8 +53,6 @@ __all__ = [
     "TOOL_MODELS",
     "SIMULATED_QA_MODELS",
     "estimate_tokens",
-    "qa_metrics",
-    "format_qa_table",
 ]
 
 # Anonymised id -> priced model id. Pools follow the paper (Sec. 4.1); the order within a pool
@@ -761,55 +759,3 @@ class FRAMESEnv(QAEnv):
 
     def __init__(self, data_path: str | os.PathLike[str] | None = None, **kwargs: Any):
         super().__init__(benchmark="frames", data_path=data_path, **kwargs)
-
-
-# ---------------------------------------------------------------------- eval metrics
-
-
-def qa_metrics(records: Sequence[dict[str, Any]], z: float = 1.96) -> dict[str, Any]:
-    """Paper Table 1 / Table 15 metrics from `orchestra_gym.cli.run_episodes` records.
-
-    Args:
-        records: dicts with ``solved`` (bool), ``cost_usd`` (USD), ``latency_s`` (s) and
-            ``tool_calls`` (dict name -> count).
-        z: normal quantile (1.96 for 95%).
-
-    Returns:
-        ``n``; ``accuracy`` in [0, 1] (nan when n == 0); ``accuracy_ci95`` = Wald interval
-        ``p +- z sqrt(p (1 - p) / n)`` clipped to [0, 1] (any n: (nan, nan) for n = 0, a zero-width
-        interval for p in {0, 1}, unlike HLE's script which needs >= 100 items); ``cost_cents``
-        (mean US cents per task); ``latency_min`` (mean minutes per task); ``model_calls``
-        (total calls per anonymised model, Table 15) and ``model_call_share`` (fraction of all
-        model calls).
-    """
-    from orchestra_gym.cli import wald_interval
-
-    n = len(records)
-    acc = sum(bool(r["solved"]) for r in records) / n if n else math.nan
-    lo, hi = wald_interval(acc, n, z) if n else (math.nan, math.nan)
-    calls: dict[str, float] = {}
-    for r in records:
-        for k, v in r.get("tool_calls", {}).items():
-            if k in QA_MODELS:
-                calls[k] = calls.get(k, 0.0) + float(v)
-    total = sum(calls.values())
-    return {
-        "n": n,
-        "accuracy": acc,
-        "accuracy_ci95": [lo, hi],
-        "cost_cents": 100.0 * sum(float(r["cost_usd"]) for r in records) / n if n else math.nan,
-        "latency_min": sum(float(r["latency_s"]) for r in records) / 60.0 / n if n else math.nan,
-        "model_calls": dict(sorted(calls.items())),
-        "model_call_share": {k: v / total for k, v in sorted(calls.items())} if total else {},
-    }
-
-
-def format_qa_table(metrics: dict[str, Any], env_id: str, agent: str) -> str:
-    """The Table 1 columns as text: accuracy (%) with its 95% interval, cost (cents), latency (min)."""
-    lo, hi = metrics["accuracy_ci95"]
-    acc = metrics["accuracy"]
-    head = f"{'env':<26} {'agent':<12} {'n':>5} {'accuracy %':>10} {'95% CI':>16} {'cost ¢':>9} {'latency min':>11}"
-    row = (f"{env_id:<26} {agent:<12} {metrics['n']:>5d} {100 * acc:>10.1f} {f'[{100 * lo:.1f}, {100 * hi:.1f}]':>16} "
-           f"{metrics['cost_cents']:>9.3f} {metrics['latency_min']:>11.3f}")
-    calls = ", ".join(f"{k} {int(v)} ({100 * metrics['model_call_share'][k]:.0f}%)" for k, v in metrics["model_calls"].items())
-    return f"{head}\n{row}\nmodel calls: {calls or 'none'}"

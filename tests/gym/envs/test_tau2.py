@@ -10,7 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401
-from orchestra_gym.cli import run_episodes, summarize
+from orchestra_gym.evaluation import evaluate
 from orchestra_gym.tools.models import parse_models
 from tests.servers import OpenAIServer
 
@@ -39,8 +39,7 @@ def test_tool_schemas_offered_to_the_policy_equal_tau2s(shared_data):
 
 
 def test_oracle_scores_one_on_every_retail_task():
-    s = summarize(run_episodes("ToolOrchestra-Tau2-Retail-v0", "oracle", 0, env_kwargs={"data_dir": DATA},
-                               progress=False, all_tasks=True))
+    _, s = evaluate("ToolOrchestra-Tau2-Retail-v0", "oracle", 0, env_kwargs={"data_dir": DATA}, all_tasks=True)
     assert s["episodes"] == 114 and s["success_rate"] == 1.0
     assert s["not_fully_judged"]["episodes"] == 0
 
