@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from orchestra_gym.domains.tau2.data import load_raw_tasks
+from orchestra_gym.domains.tau2.db import copy_json
 from orchestra_gym.types import Task, ToolCall
 
 __all__ = ["load_tau2_tasks", "task_from_raw", "DEFAULT_REWARD_BASIS"]
@@ -36,8 +38,6 @@ def task_from_raw(raw: dict[str, Any], domain: str) -> Task:
     Raises:
         ValueError: the task has no ``id`` or its actions lack a ``name``.
     """
-    from orchestra_gym.domains.tau2.db import copy_json
-
     raw = copy_json(raw)
     if "id" not in raw:
         raise ValueError(f"tau2 task without 'id' in domain {domain!r}: {str(raw)[:200]}")
@@ -91,6 +91,4 @@ def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None)
     Raises:
         FileNotFoundError: the domain folder or its tasks file is missing.
     """
-    from orchestra_gym.domains.tau2.data import load_raw_tasks
-
     return [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir)]

@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestra_gym.domains.tau2.environment import Tau2Environment
 from orchestra_gym.domains.tau2.evaluation import Judge, evaluate
+from orchestra_gym.tasks.tau2 import load_tau2_tasks
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["Tau2Backend"]
@@ -38,8 +39,6 @@ class Tau2Backend:
         if isinstance(task, str):
             if domain is None:
                 raise ValueError("Tau2Backend(task_id, ...) needs domain= ('mock' or 'retail')")
-            from orchestra_gym.tasks.tau2 import load_tau2_tasks
-
             found = [t for t in load_tau2_tasks(domain, data_dir) if t.id == task]
             if not found:
                 raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}")

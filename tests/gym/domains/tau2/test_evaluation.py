@@ -11,7 +11,8 @@ import os
 import pytest
 
 from orchestra_gym.domains.backend import DomainBackend
-from orchestra_gym.domains.tau2 import Tau2Backend, Tau2Environment, evaluate
+from orchestra_gym.domains.tau2 import Tau2Environment, evaluate
+from orchestra_gym.domains.tau2.backend import Tau2Backend
 from orchestra_gym.domains.tau2.data import data_dir
 from orchestra_gym.domains.tau2.db import CowDB, Snapshot, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.mock import MOCK_TABLES
