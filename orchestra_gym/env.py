@@ -5,7 +5,7 @@ One step is one orchestrator turn: the policy's text (Qwen3/Hermes format, see
 user; the calls run in order, each answered by its own tool message; a message goes to the user
 simulator (function-calling envs). Usage of every call (tokens, USD, seconds) is accumulated. At
 the end of the episode the subclass grades the outcome and the env reports the paper's reward
-vector (ToolOrchestra Sec. 3.2).
+vector (ToolOrchestra Sec. 3.2), laid out by its ``reward_layout`` (`orchestra_gym.rewards.RewardLayout`).
 
 Subclasses implement five hooks: `_sample_task`, `_start_episode`, `_execute`, `_user_turn`
 (optional) and `_grade`.
