@@ -42,7 +42,7 @@ QA_FORMAT_HELP = (
     '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> blocks; the episode ends with a call of `answer`.'
 )
 from orchestra_gym.judges import Judge, JudgeResult, complete_text, normalize_answer
-from orchestra_gym.tools.simulated import SimulatedModel
+from orchestra_gym.tools.simulated import SimulatedModel, qa_model
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 
 __all__ = [
@@ -81,31 +81,8 @@ TOOL_MODELS: dict[str, tuple[str, ...]] = {
 BASIC_TOOLS = ("web_search", "local_search", "python", "answer")
 
 
-def _profile(model_id: str, default: tuple[float, float, float], ttft: float, tok_s: float,
-             tokens: tuple[int, int], math_acc: tuple[float, float, float] | None = None) -> dict[str, Any]:
-    acc = {"default": dict(zip(("easy", "medium", "hard"), default))}
-    if math_acc is not None:
-        acc["math"] = dict(zip(("easy", "medium", "hard"), math_acc))
-    return {"model_id": model_id, "accuracy": acc, "ttft_s": ttft, "decode_tok_s": tok_s, "completion_tokens": tokens}
-
-
-# Simulator profiles per priced model: accuracy (easy, medium, hard) and latency model. These are
-# our assumptions (the paper reports no per-category accuracies); they keep the paper's ordering
-# (GPT-5 > GPT-5-mini > open models; math specialists strong on math only) and make context matter.
-_PROFILES: dict[str, dict[str, Any]] = {
-    "gpt-5": _profile("gpt-5", (0.95, 0.85, 0.45), 2.0, 50.0, (400, 1500)),
-    "gpt-5-mini": _profile("gpt-5-mini", (0.9, 0.75, 0.3), 1.0, 80.0, (300, 1000)),
-    "Qwen/Qwen3-32B": _profile("Qwen/Qwen3-32B", (0.85, 0.65, 0.2), 0.6, 80.0, (200, 800)),
-    "Qwen/Qwen2.5-Coder-32B-Instruct": _profile("Qwen/Qwen2.5-Coder-32B-Instruct", (0.8, 0.6, 0.2), 0.6, 80.0, (200, 700)),
-    "meta-llama/Llama-3.3-70B-Instruct": _profile("meta-llama/Llama-3.3-70B-Instruct", (0.8, 0.6, 0.15), 0.6, 70.0, (150, 600)),
-    "Qwen/Qwen2.5-Math-72B-Instruct": _profile(
-        "Qwen/Qwen2.5-Math-72B-Instruct", (0.6, 0.4, 0.1), 0.7, 60.0, (300, 900), math_acc=(0.95, 0.8, 0.4)),
-    "Qwen/Qwen2.5-Math-7B-Instruct": _profile(
-        "Qwen/Qwen2.5-Math-7B-Instruct", (0.4, 0.25, 0.05), 0.3, 150.0, (200, 700), math_acc=(0.85, 0.65, 0.25)),
-}
-SIMULATED_QA_MODELS: dict[str, SimulatedModel] = {
-    name: SimulatedModel(name, **_PROFILES[mid]) for name, mid in QA_MODELS.items()
-}
+SIMULATED_QA_MODELS: dict[str, SimulatedModel] = {name: qa_model(name, mid) for name, mid in QA_MODELS.items()}
+"""The offline default: each anonymised id's simulated model (profiles in `orchestra_gym.tools.simulated`)."""
 _EASIER = {"hard": "medium", "medium": "easy", "easy": "easy"}
 _SIM_SANDBOX_S = 1.0  # logical seconds charged per simulated sandbox run (deterministic info)
 
