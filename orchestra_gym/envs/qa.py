@@ -460,13 +460,33 @@ class HLEEnv(QAEnv):
     simulated answer model faces the task's difficulty (``"hard"`` for every HLE row), one level
     easier once a document or code output holds the answer.
 
-    ## Action Space, Observation Space, Rewards, Starting State, Episode End, Info, Tools
-    As `QAEnv`; ``options["task_id"]`` is an HLE ``id``.
+    ## Action Space
+    As `QAEnv`: model text with ``<tool_call>`` blocks, or a structured action.
+
+    ## Observation Space
+    As `QAEnv`: the rebuilt context (``## Problem`` ... ``## Earlier attempts``) or the transcript.
+
+    ## Rewards
+    1.0 at termination when the answer is judged correct, else 0.0; 0 before.
+
+    ## Starting State
+    A question drawn with the env's seeded RNG, or ``options["task_id"]`` = an HLE ``id``.
+
+    ## Episode End
+    Terminated by ``answer``; truncated at ``max_turns`` (50) or ``max_errors``.
 
     ## Arguments
     * ``data_path``: a local JSONL/JSON/parquet/CSV file in HLE's schema; None reads
       ``HLE_DATA_PATH``, else the gated dataset (needs ``HF_TOKEN`` or ``huggingface-cli login``).
     * every other keyword of `QAEnv` except ``benchmark``.
+
+    ## Info
+    As `QAEnv` (usage in tokens, USD, seconds; calls per tool and per model; the judge's verdict in
+    ``reward_breakdown``).
+
+    ## Tools
+    As `QAEnv`: ``search``, ``enhance_reasoning``, ``answer`` (each with ``model``), or the basic
+    tools with ``mode="basic"``.
 
     ## Version History
     * v0: initial release.
@@ -486,13 +506,33 @@ class FRAMESEnv(QAEnv):
     retrieval-bound: a simulated answer model faces ``"hard"`` until a document or code output
     holds the answer, then the task's difficulty (from its number of Wikipedia articles).
 
-    ## Action Space, Observation Space, Rewards, Starting State, Episode End, Info, Tools
-    As `QAEnv`; ``options["task_id"]`` is a FRAMES row id (``"0"`` ...).
+    ## Action Space
+    As `QAEnv`: model text with ``<tool_call>`` blocks, or a structured action.
+
+    ## Observation Space
+    As `QAEnv`: the rebuilt context (``## Problem`` ... ``## Earlier attempts``) or the transcript.
+
+    ## Rewards
+    1.0 at termination when the answer is judged correct, else 0.0; 0 before.
+
+    ## Starting State
+    A question drawn with the env's seeded RNG, or ``options["task_id"]`` = a FRAMES row id (``"0"`` ...).
+
+    ## Episode End
+    Terminated by ``answer``; truncated at ``max_turns`` (50) or ``max_errors``.
 
     ## Arguments
     * ``data_path``: a TSV/CSV/JSONL/JSON/parquet file in FRAMES' schema; None reads
       ``FRAMES_DATA_PATH`` (`default_frames_path`), else downloads ``test.tsv``.
     * every other keyword of `QAEnv` except ``benchmark``.
+
+    ## Info
+    As `QAEnv` (usage in tokens, USD, seconds; calls per tool and per model; the judge's verdict in
+    ``reward_breakdown``).
+
+    ## Tools
+    As `QAEnv`: ``search``, ``enhance_reasoning``, ``answer`` (each with ``model``), or the basic
+    tools with ``mode="basic"``.
 
     ## Version History
     * v0: initial release.
