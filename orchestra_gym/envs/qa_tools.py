@@ -88,6 +88,14 @@ class QATools:
 
     A subclass sets ``mode`` (the env's ``mode`` argument) and ``role`` (the system prompt's
     opening) and implements `specs`, `execute`, `preference_tools` and `oracle_action`.
+
+    What it uses of the env: the episode state (``task``, ``turn``, ``pricing``, ``tool_specs``,
+    ``documents``, ``code_runs``, ``attempts``, ``final_response``, ``answer_model``), its
+    configuration (``tasks``, ``benchmark``, ``qa_models``, ``all_simulated``, ``index``,
+    ``web_search``, ``search_k``, ``min_local_docs``, ``python_timeout_s``,
+    ``sandbox_isolation``) and five hooks: ``_context_text()`` (what a model reads),
+    ``_seed()`` (a simulated model's draws), ``_price_schedule()``, ``_count(name)`` (a model's
+    call count) and ``_end("answer")``.
     """
 
     mode: str = ""
@@ -225,7 +233,7 @@ class ModelTools(QATools):
     role = ("You orchestrate models to answer a hard question. You do not answer yourself: call `search` to "
             "gather documents, `enhance_reasoning` to have code written and run, and `answer` when the context "
             "is enough. Each tool takes one argument, `model`; models differ in skill, price and latency.")
-    _FAILED = {"search": "search", "enhance_reasoning": "reasoning", "answer": "answer"}  # "Error: <x> model failed"
+    _MODEL_ROLE = {"search": "search", "enhance_reasoning": "reasoning", "answer": "answer"}  # "Error: <role> model ..."
 
     # ------------------------------------------------------------------ specs
     def _describe_model(self, name: str) -> str:
@@ -314,7 +322,7 @@ class ModelTools(QATools):
         text, usage, err = complete_text(model, f"{instruction}\n\n{context}")
         if err is not None:
             env.attempts.append(f"turn {env.turn}: {tool}({name}) failed: {err}")
-            return "", usage, ToolResult(f"Error: {self._FAILED[tool]} model {name} failed: {err}", error=True, usage=usage)
+            return "", usage, ToolResult(f"Error: {self._MODEL_ROLE[tool]} model {name} failed: {err}", error=True, usage=usage)
         return parse(text or ""), usage, None
 
     def _wrong_answers(self) -> tuple[str, list[str]]:
