@@ -2,7 +2,8 @@
 
 The graph is read from the source with `ast`: every ``import`` statement of a module, at its top
 level or inside a function (an import inside a function hides a cycle from Python, not from this
-test), restricted to orchestra_gym modules. Importing ``a.b.c`` first runs the packages ``a.b``
+test), restricted to orchestra_gym modules; imports under ``if TYPE_CHECKING:`` never run and are
+left out (annotations only). Importing ``a.b.c`` first runs the packages ``a.b``
 and ``a`` (their ``__init__``), so those count as imported too, except the importing module's own
 packages, which are already running.
 """
@@ -42,6 +43,10 @@ def imported_names(name: str, path: Path, known: set[str]) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     is_pkg = path.name == "__init__.py"
     out: set[str] = set()
+    for node in ast.walk(tree):  # drop `if TYPE_CHECKING:` bodies first (they never run)
+        if isinstance(node, ast.If) and isinstance(node.test, (ast.Name, ast.Attribute)) and \
+                getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+            node.body = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)

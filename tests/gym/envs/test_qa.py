@@ -292,6 +292,35 @@ def test_offline_without_data_names_the_fix(tmp_path):
     assert "FRAMES_DATA_PATH" in lines[1] and "data_path=" in lines[1]
 
 
+class _FailingModel:
+    """A real chat model whose every call fails with an HTTP error (usage of the failed call kept)."""
+
+    def complete(self, messages, tools=None, **sampling):
+        from orchestra_gym.tools.llm import ChatResponse
+        from orchestra_gym.types import Message, Usage
+
+        return ChatResponse(Message("assistant", ""), Usage(100.0, 0.0, 0.25, 2.0), error="HTTP 503 after 3 attempts")
+
+
+def test_one_ask_path_records_a_failed_real_model_call(hle_file):
+    from orchestra_gym.envs.qa_tools import BasicTools, ModelTools
+
+    env = QAEnv("hle", data_path=hle_file, models={m: _FailingModel() for m in ("search-2", "reasoner-2", "answer-2")})
+    assert type(env.toolset) is ModelTools and not env.all_simulated and env.index is None
+    assert type(QAEnv("hle", data_path=hle_file, mode="basic").toolset) is BasicTools
+    env.reset(seed=0, options={"task_id": "syn-001"})
+    for tool, model, what in (("search", "search-2", "search"), ("enhance_reasoning", "reasoner-2", "reasoning"),
+                              ("answer", "answer-2", "answer")):
+        obs, r, term, trunc, info = env.step(call(tool, model=model))
+        assert env.messages[-1].content == f"Error: {what} model {model} failed: HTTP 503 after 3 attempts"
+        assert env.attempts[-1] == f"turn {int(info['turn'])}: {tool}({model}) failed: HTTP 503 after 3 attempts"
+        assert (info["cost_usd"], info["latency_s"], term) == (0.25, 2.0, False)  # the failed call is charged
+        assert "## Feedback on your last output\nError: " in obs
+    assert env.documents == [] and env.code_runs == [] and info["tool_calls"]["answer-2"] == 1.0
+    obs, r, term, trunc, info = env.step(call("answer", model="answer-1"))  # simulated ids still answer
+    assert term and info["reward_breakdown"]["answer_model"] == "answer-1"
+
+
 # ---------------------------------------------------------------------------------- over HTTP
 
 def _responder(body: dict) -> dict:
