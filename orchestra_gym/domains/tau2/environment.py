@@ -32,16 +32,18 @@ class DomainSpec:
 
 
 def _domains() -> dict[str, DomainSpec]:
+    from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
 
     return {
         "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
         "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
+        "airline": DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
     }
 
 
-DOMAINS: tuple[str, ...] = ("mock", "retail")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "airline")
 _SPECS: dict[str, DomainSpec] = {}
 
 
