@@ -173,6 +173,7 @@ class Snapshot:
         self._lock = threading.Lock()
         self._record_ids: set[int] | None = None
         self._rendered: dict[int, str] = {}
+        self._hash: str | None = None
 
     def rendered(self, record: Any) -> str | None:
         """``json.dumps(record, default=str)`` of a snapshot record, cached; None for other objects.
@@ -190,6 +191,12 @@ class Snapshot:
         s = _RENDER(record)
         self._rendered[key] = s
         return s
+
+    def pristine_hash(self) -> str:
+        """tau2's hash of the snapshot itself (computed once)."""
+        if self._hash is None:
+            self._hash = CowDB(self).hash_uncached()
+        return self._hash
 
     def is_table(self, name: str) -> bool:
         return isinstance(self.tables.get(name), dict)
@@ -386,7 +393,13 @@ class CowDB:
         return "{" + ", ".join(parts) + "}"
 
     def hash(self) -> str:
-        """tau2 v0.2.0's database hash (SHA-256 hex of the canonical JSON, UTF-8)."""
+        """tau2 v0.2.0's database hash (SHA-256 hex of the canonical JSON, UTF-8); cached for an untouched view."""
+        if not self.scalars and not any(self.overlay.values()):
+            return self.snapshot.pristine_hash()
+        return self.hash_uncached()
+
+    def hash_uncached(self) -> str:
+        """`hash` computed from the canonical JSON every time (no cache)."""
         return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
 
     def same_state(self, other: "CowDB") -> bool:

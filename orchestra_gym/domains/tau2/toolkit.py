@@ -24,7 +24,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from orchestra_gym.domains.tau2.db import CowDB, render_json
+from orchestra_gym.domains.tau2.db import CowDB, copy_json, render_json
 
 __all__ = [
     "tool", "Tau2Toolkit", "ModelValidationError", "Field", "validate_model", "check_str_fields", "render_result",
@@ -276,10 +276,8 @@ class Tau2Toolkit:
     @classmethod
     def openai_schemas(cls) -> list[dict[str, Any]]:
         """``[{"type": "function", "function": {name, description, parameters}}, ...]`` exactly as tau2 sends."""
-        import copy
-
         return [
-            {"type": "function", "function": {"name": n, "description": d, "parameters": copy.deepcopy(p)}}
+            {"type": "function", "function": {"name": n, "description": d, "parameters": copy_json(p)}}
             for n, (_, d, p) in cls.SCHEMAS.items()
         ]
 
