@@ -68,6 +68,13 @@ def test_oracle_scores_one_on_every_airline_task():
     assert sorted(int(r["task_id"]) for r in records) == list(range(50))
 
 
+def test_experts_serve_airline_as_in_retail():
+    s = summarize(run_episodes("ToolOrchestra-Tau2-Airline-v0", "expert-1", 10, env_kwargs={"data_dir": DATA},
+                               progress=False, all_tasks=True))
+    assert s["episodes"] == 10 and s["success_rate"] == 1.0
+    assert s["tool_calls"]["call_expert"] > 1.0 and s["mean_cost_usd"] > 0.0
+
+
 def test_split_option_draws_from_the_split():
     from orchestra_gym.tasks.tau2 import split_task_ids
 
