@@ -232,26 +232,27 @@ def bench_airline(repeats: int) -> tuple[list[dict], str]:
 
     # the end of a typical episode: a task's gold actions replayed on a fresh env, then the hash
     with_writes = [t for t in tasks if any(ours_env.tool_type(a.name) == "WRITE" for a in t.golden_actions)]
-    ours_h, tau2_h, pairs = [], [], []
-    for i in range(n_slow):
-        task = with_writes[i % len(with_writes)]
+    ours_h, tau2_h, bad = [], [], []
+    for i, task in enumerate(with_writes):  # ours on every such task, tau2 on the first n_slow
         ours = Tau2Environment.from_task(task)
-        theirs = tau2_reset(tasks.index(task))
-        for j, a in enumerate(task.golden_actions):
+        for a in task.golden_actions:
             ours.call_tool(a.name, a.arguments)
-            theirs.get_response(ToolCall(id=f"g{j}", name=a.name, arguments=a.arguments))
         t = time.perf_counter_ns()
         h_ours = ours.db_hash()
         ours_h.append(time.perf_counter_ns() - t)
-        t = time.perf_counter_ns()
-        h_tau2 = theirs.get_db_hash()
-        tau2_h.append(time.perf_counter_ns() - t)
-        pairs.append((task.id, h_ours, h_tau2))
-    bad = [p for p in pairs if p[1] != p[2]]
+        if i < n_slow:
+            theirs = tau2_reset(tasks.index(task))
+            for j, a in enumerate(task.golden_actions):
+                theirs.get_response(ToolCall(id=f"g{j}", name=a.name, arguments=a.arguments))
+            t = time.perf_counter_ns()
+            h_tau2 = theirs.get_db_hash()
+            tau2_h.append(time.perf_counter_ns() - t)
+            if h_ours != h_tau2:
+                bad.append((task.id, h_ours, h_tau2))
     if bad:
         raise AssertionError(f"database hashes differ from tau2's after gold replays: {bad}")
-    rows.append({"what": f"database hash at the end of an episode (gold actions of {n_slow} tasks replayed)",
-                 "ours": ours_h, "tau2": tau2_h})
+    rows.append({"what": f"database hash at the end of an episode (gold actions replayed; {len(with_writes)} tasks "
+                         f"with writes, tau2 on {n_slow})", "ours": ours_h, "tau2": tau2_h})
     return rows, ""
 
 

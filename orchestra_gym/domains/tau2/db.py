@@ -170,6 +170,7 @@ class Snapshot:
             self.tables[name] = value
         self._fragments: dict[str, dict[str, str]] = {}
         self._table_json: dict[str, str] = {}
+        self._table_bytes: dict[str, tuple[bytes, dict[Any, tuple[int, int]]]] = {}
         self._lock = threading.Lock()
         self._record_ids: set[int] | None = None
         self._rendered: dict[int, str] = {}
@@ -223,6 +224,25 @@ class Snapshot:
                 s = canonical_json(value)
             self._table_json[table] = s
         return s
+
+    def table_index(self, table: str) -> tuple[bytes, dict[Any, tuple[int, int]]]:
+        """A table's canonical JSON as bytes and each record's ``(start, end)`` span in it (cached).
+
+        The span covers the record's fragment (``'"key": <record>'``), so a hash can splice new
+        fragments between untouched byte ranges without rebuilding the table.
+        """
+        hit = self._table_bytes.get(table)
+        if hit is None:
+            text = self.table_json(table)
+            spans: dict[Any, tuple[int, int]] = {}
+            pos = 1  # after "{"
+            for k in sorted(self.tables[table]):
+                n = len(self.fragment(table, k))  # ASCII (ensure_ascii), so characters == bytes
+                spans[k] = (pos, pos + n)
+                pos += n + 2  # ", "
+            hit = (text.encode("ascii"), spans)
+            self._table_bytes[table] = hit
+        return hit
 
 
 _CACHE: dict[tuple[str, int, int, str], Snapshot] = {}
@@ -399,8 +419,36 @@ class CowDB:
         return self.hash_uncached()
 
     def hash_uncached(self) -> str:
-        """`hash` computed from the canonical JSON every time (no cache)."""
-        return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
+        """`hash` computed every time: SHA-256 fed with the snapshot's cached table bytes, the touched
+        records' new fragments spliced in between (equal to hashing `canonical`)."""
+        snap = self.snapshot
+        h = hashlib.sha256(b"{")
+        for i, name in enumerate(sorted(snap.tables)):
+            h.update(f"{', ' if i else ''}{json.dumps(name)}: ".encode("ascii"))
+            ov = self.overlay.get(name)
+            if name in self.scalars:
+                h.update(canonical_json(self.scalars[name]).encode("ascii"))
+            elif not snap.is_table(name):
+                h.update(snap.table_json(name).encode("ascii"))
+            elif not ov:
+                h.update(snap.table_index(name)[0])
+            else:
+                data, spans = snap.table_index(name)
+                if any(k not in spans for k in ov):  # records added: rebuild this table's text
+                    base = snap.tables[name]
+                    h.update(("{" + ", ".join(
+                        f"{json.dumps(k)}: {canonical_json(ov[k])}" if k in ov else snap.fragment(name, k)
+                        for k in sorted(set(base).union(ov))) + "}").encode("ascii"))
+                    continue
+                view, pos = memoryview(data), 0
+                for key in sorted(ov, key=lambda k: spans[k][0]):
+                    start, end = spans[key]
+                    h.update(view[pos:start])
+                    h.update(f"{json.dumps(key)}: {canonical_json(ov[key])}".encode("ascii"))
+                    pos = end
+                h.update(view[pos:])
+        h.update(b"}")
+        return h.hexdigest()
 
     def same_state(self, other: "CowDB") -> bool:
         """True iff ``self.hash() == other.hash()`` (without hashing when both share a snapshot).
