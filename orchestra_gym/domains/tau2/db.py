@@ -14,8 +14,10 @@ field order and defaults of tau2's pydantic models (see `Schema`), so that rende
 
 Hash (tau2 v0.2.0 ``get_db_hash``, as defined in the reference README):
 ``sha256(json.dumps(db.model_dump(), sort_keys=True, default=str).encode("utf-8")).hexdigest()``.
-`CowDB.hash` builds exactly that string from per-record fragments cached on the snapshot, so a
-hash costs one string join and one SHA-256 instead of a full re-serialisation.
+`CowDB.hash` feeds SHA-256 exactly those bytes: the snapshot's tables are cached as canonical bytes
+with each record's span, and only the records this episode wrote are re-serialised and spliced in,
+so a hash costs one SHA-256 pass instead of a full re-serialisation (an untouched view reuses the
+snapshot's hash).
 """
 
 from __future__ import annotations
