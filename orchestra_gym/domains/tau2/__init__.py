@@ -1,4 +1,4 @@
-"""tau2-bench domains (``mock``, ``retail``) reimplemented to behave like tau2-bench v0.2.0.
+"""tau2-bench domains (``mock``, ``retail``, ``airline``) reimplemented to behave like tau2-bench v0.2.0.
 
 - `Tau2Environment`: a domain's database and tools for one episode (replay API).
 - `evaluate`: tau2's reward rules (DB, COMMUNICATE, ENV_ASSERTION, ACTION, NL_ASSERTION).

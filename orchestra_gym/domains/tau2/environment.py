@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestra_gym.domains.tau2 import data
+from orchestra_gym.errors import did_you_mean
 from orchestra_gym.domains.tau2.db import CowDB, Schema, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit
 from orchestra_gym.types import ToolResult, ToolSpec
@@ -32,21 +33,23 @@ class DomainSpec:
 
 
 def _domains() -> dict[str, DomainSpec]:
+    from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
 
     return {
         "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
         "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
+        "airline": DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
     }
 
 
-DOMAINS: tuple[str, ...] = ("mock", "retail")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "airline")
 _SPECS: dict[str, DomainSpec] = {}
 
 
 def get_domain(domain: str) -> DomainSpec:
-    """The `DomainSpec` of ``"mock"`` or ``"retail"``.
+    """The `DomainSpec` of ``"mock"``, ``"retail"`` or ``"airline"``.
 
     Raises:
         ValueError: unknown domain (the message lists the known ones).
@@ -63,12 +66,12 @@ _KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "gener
 
 
 class Tau2Environment:
-    """A tau2 domain (``mock`` or ``retail``) with a fresh database, optionally at a task's initial state.
+    """A tau2 domain (``mock``, ``retail`` or ``airline``) with a fresh database, optionally at a task's initial state.
 
     Args:
-        domain: ``"mock"`` or ``"retail"``.
-        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR`` or
-            ``<repo>/../shared/data/tau2``.
+        domain: ``"mock"``, ``"retail"`` or ``"airline"``.
+        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
+            installed tau2 distribution's data (`orchestra_gym.domains.tau2.data.data_dir`).
         task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:
             ``initialization_data`` (deep-merged into the database), then ``initialization_actions``
             (toolkit functions run directly), then every tool call of ``message_history`` replayed
@@ -281,4 +284,5 @@ def find_raw_task(domain: str, task_id: str, data_dir: Any = None) -> dict[str, 
         if str(t.get("id")) == str(task_id):
             return t
     ids = [str(t.get("id")) for t in tasks]
-    raise ValueError(f"unknown task id {task_id!r} in tau2 domain {domain!r}; {len(ids)} tasks, e.g. {ids[:10]}")
+    raise ValueError(f"unknown task id {task_id!r}{did_you_mean(task_id, ids, n=3)} in tau2 domain {domain!r}; "
+                     f"{len(ids)} tasks, e.g. {ids[:10]}")
