@@ -48,22 +48,30 @@ def _jsonable(x: Any) -> Any:
 
 def run_episodes(
     env_id: str,
-    agent_name: str,
+    agent_name: "str | Any",
     episodes: int,
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
     trajectories_path: str | None = None,
     all_tasks: bool = False,
+    models: str | None = None,
+    reset_options: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Run `episodes` episodes of `agent_name` on `env_id`; return one record per episode.
+
+    `agent_name` is an agent spec (`orchestra_gym.agents.agent_factory`: a baseline,
+    ``llm:<model id>`` with the models file `models`, a registered kind) or an `AgentFactory`;
+    `reset_options` go to every reset (the task id is added per episode).
 
     With ``all_tasks`` the env's fixed task list (``env.unwrapped.task_ids``: tau2, HLE, FRAMES)
     is played once per task, in order, and `episodes` caps the count (0 = all).
 
     Each record: ``task_id``, ``seed``, ``outcome``, ``solved``, ``cost_usd``, ``latency_s``,
     ``turns``, ``tool_calls`` (dict), ``parse_errors``, ``end_reason``, ``reward_vector``,
-    ``reward_breakdown``.
+    ``reward_breakdown``, and the orchestrator's own part of the usage (``orchestrator_cost_usd``,
+    ``orchestrator_latency_s``, ``orchestrator_prompt_tokens``, ``orchestrator_completion_tokens``;
+    0 for agents without a priced model; included in ``cost_usd`` and ``latency_s``).
 
     Raises:
         gymnasium.error.Error: unknown env id; ValueError: unknown agent.
@@ -72,8 +80,10 @@ def run_episodes(
     from tqdm import tqdm
 
     import orchestra_gym  # noqa: F401  (registers the ids)
-    from orchestra_gym.agents import make_agent
+    from orchestra_gym.agents import AgentFactory, agent_factory
 
+    own = not isinstance(agent_name, AgentFactory)
+    factory = agent_factory(agent_name, seed, models) if own else agent_name
     env = gym.make(env_id, **(env_kwargs or {}))
     task_ids: list[Any] = [None] * episodes
     if all_tasks:
@@ -84,10 +94,10 @@ def run_episodes(
     records = []
     traj_file = open(trajectories_path, "w", encoding="utf-8") if trajectories_path else None
     try:
-        for i in tqdm(range(len(task_ids)), desc=f"{agent_name} on {env_id}", disable=not progress, file=sys.stderr):
-            agent = make_agent(agent_name, seed=seed + i)
-            opts = {"task_id": task_ids[i]} if task_ids[i] is not None else None
-            obs, info = env.reset(seed=seed + i, options=opts)
+        for i in tqdm(range(len(task_ids)), desc=f"{factory.name} on {env_id}", disable=not progress, file=sys.stderr):
+            agent = factory(i)
+            opts = dict(reset_options or {}, **({"task_id": task_ids[i]} if task_ids[i] is not None else {}))
+            obs, info = env.reset(seed=seed + i, options=opts or None)
             agent.reset(env, obs, info)
             done = False
             while not done:
@@ -108,6 +118,8 @@ def run_episodes(
                 "reward_vector": _jsonable(info["reward_vector"]),
                 "reward_vector_names": list(info["reward_vector_names"]),
                 "reward_breakdown": _jsonable(info["reward_breakdown"]),
+                **{f"orchestrator_{k}": float(info[f"episode_orchestrator_{k}"])
+                   for k in ("cost_usd", "latency_s", "prompt_tokens", "completion_tokens")},
             }
             records.append(rec)
             if traj_file:
@@ -115,13 +127,16 @@ def run_episodes(
     finally:
         if traj_file:
             traj_file.close()
+        if own:
+            factory.close()
         env.close()
     return records
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate episode records: success rate (+ Wald 95% interval), mean outcome, mean cost
-    (USD), mean latency (s), mean tool calls per episode by tool, parse errors, end reasons."""
+    (USD), mean latency (s), the orchestrator's part of both, mean tool calls per episode by tool,
+    parse errors, end reasons."""
     n = len(records)
     sr = sum(r["solved"] for r in records) / n if n else math.nan
     calls: dict[str, float] = {}
@@ -151,6 +166,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_outcome": sum(r["outcome"] for r in records) / n if n else math.nan,
         "mean_cost_usd": sum(r["cost_usd"] for r in records) / n if n else math.nan,
         "mean_latency_s": sum(r["latency_s"] for r in records) / n if n else math.nan,
+        "mean_orchestrator_cost_usd": sum(r.get("orchestrator_cost_usd", 0.0) for r in records) / n if n else math.nan,
+        "mean_orchestrator_latency_s": sum(r.get("orchestrator_latency_s", 0.0) for r in records) / n if n else math.nan,
         "mean_turns": sum(r["turns"] for r in records) / n if n else math.nan,
         "tool_calls": {k: v / n for k, v in sorted(calls.items())},
         "parse_errors": sum(r["parse_errors"] for r in records) / n if n else math.nan,
@@ -205,15 +222,30 @@ def format_mix(tool_calls: dict[str, float], top: int = 6) -> str:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    from orchestra_gym.agents import agent_factory
+
     kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if args.data_path:
         kwargs["data_path"] = args.data_path
-    if args.models:
-        kwargs["models"] = args.models
-    records = run_episodes(
-        args.env, args.agent, args.episodes, args.seed, kwargs, progress=not args.no_progress,
-        trajectories_path=args.trajectories, all_tasks=args.all_tasks,
-    )
+    if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
+        kwargs.setdefault("models", args.models)
+    factory = agent_factory(args.agent, args.seed, models=args.models)
+    try:
+        env_id, options = args.env or factory.env_id, {}
+        if env_id is None:
+            raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+        if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
+            kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
+        elif factory.env_id is not None:
+            print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
+                  file=sys.stderr)
+        records = run_episodes(
+            env_id, factory, args.episodes, args.seed, kwargs, progress=not args.no_progress,
+            trajectories_path=args.trajectories, all_tasks=args.all_tasks, reset_options=options,
+        )
+    finally:
+        factory.close()
+    args.env = env_id
     summary = summarize(records)
     summary.update(env=args.env, agent=args.agent, seed=args.seed)
     print(format_table(summary, args.env, args.agent))
@@ -242,15 +274,17 @@ def _envs(args: argparse.Namespace) -> int:
 def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     """Add ``eval`` and ``envs`` to an argparse subparsers object (used by the `orchestra` script)."""
     p = sub.add_parser("eval", help="run a baseline agent on an environment and print a table")
-    p.add_argument("--env", required=True, help="environment id, e.g. ToolOrchestra-ToolScale-v0")
-    p.add_argument("--agent", required=True, help="random | oracle | cascade | expert-<k>")
+    p.add_argument("--env", help="environment id, e.g. ToolOrchestra-ToolScale-v0 (default for policy:RUN_DIR: the run's env)")
+    p.add_argument("--agent", required=True, help="random | oracle | cascade | expert-<k> | llm:<model id> (an "
+                   "OpenAI-compatible endpoint of --models) | policy:RUN_DIR (a trained run, in its own setting)")
     p.add_argument("--episodes", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
     p.add_argument("--data-path", help="dataset file for envs that need one (HLE, FRAMES)")
-    p.add_argument("--models", help="models file (TOML) for real endpoints")
+    p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
+                   "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
     p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_eval)
