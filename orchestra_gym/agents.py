@@ -278,7 +278,7 @@ class LLMAgent:
                               "</tool_call>")
             else:
                 blocks.append(render_tool_calls([ToolCall(c.name, c.arguments, "call_0")]))
-        return "\n".join([reply.content, *blocks]) if blocks else reply.content
+        return "\n".join(part for part in [reply.content, *blocks] if part) if blocks else reply.content
 
     def _absorb(self, reply: Message, new_messages: list[dict[str, Any]]) -> None:
         """Add the model's last reply and the env's answer to it to the conversation."""
