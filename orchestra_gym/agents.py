@@ -272,7 +272,7 @@ class LLMAgent:
             return {"tool_calls": [{"name": c.name, "id": c.id,
                                     "arguments": bad_arguments.get(c.id, c.arguments)} for c in calls]}
         blocks = []
-        for i, c in enumerate(calls):  # calls a server extracted from the text: back to Hermes tags
+        for c in calls:  # calls a server extracted from the text: back to Hermes tags
             if c.id in bad_arguments:
                 blocks.append(f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {bad_arguments[c.id]}}}\n'
                               "</tool_call>")
@@ -333,7 +333,8 @@ class AgentFactory:
     Attributes:
         name: the spec (``oracle``, ``llm:gpt-5``, ``policy:runs/x``), for tables.
         make: episode index -> the agent of that episode (baselines: a fresh agent seeded
-            ``seed + i``; an LLM or a trained policy: one agent whose ``reset`` starts each episode).
+            ``seed + i``; ``llm:``: a fresh conversation over one shared chat model; a trained
+            policy: one agent whose ``reset`` starts each episode, so one episode at a time).
         env_id, env_kwargs, reset_options: the setting the agent brings (a trained run's env, its
             ``gym.make`` kwargs and reset options), or None / empty for agents that play any env.
         close: releases what the agents hold (HTTP clients).
@@ -379,8 +380,9 @@ def agent_factory(spec: str, seed: int = 0, models: Any = None) -> AgentFactory:
     if kind == "llm":
         if not argument:
             raise ValueError("agent 'llm:' needs a model id: --agent llm:<model id> with the id in --models FILE")
-        agent = llm_agent(argument, models)
-        return AgentFactory(spec, lambda i: agent, close=agent.close)
+        first = llm_agent(argument, models)  # one chat model (HTTP client), a conversation per episode
+        return AgentFactory(spec, lambda i: LLMAgent(first.model, first.tool_calling, first.sampling, first.name),
+                            close=first.close)
     if argument and kind in _AGENT_KINDS:
         return _AGENT_KINDS[kind][0](argument, seed, models)
     make_agent(spec, seed)  # fail early on an unknown name

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -250,8 +251,6 @@ def test_cli_bad_llm_agent_is_one_line(server, tmp_path, capsys, agent, extra, m
         main(["eval", "--env", ENV, "--agent", agent, "--models", str(f), "--episodes", "1", "--no-progress"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
-    import re
-
     assert re.search(msg, err), err
     assert server.count == 0
 
