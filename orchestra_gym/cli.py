@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import gymnasium as gym
 
+from orchestra_gym.agents import agent_factory
 from orchestra_gym.evaluation import evaluate, format_qa_table, format_table, jsonable
 from orchestra_gym.registration import ENV_SPECS
 
@@ -27,12 +29,25 @@ def _eval(args: argparse.Namespace) -> int:
     kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if args.data_path:
         kwargs["data_path"] = args.data_path
-    if args.models:
-        kwargs["models"] = args.models
-    _, summary = evaluate(
-        args.env, args.agent, args.episodes, seed=args.seed, env_kwargs=kwargs, all_tasks=args.all_tasks,
-        trajectories_path=args.trajectories, progress=not args.no_progress,
-    )
+    if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
+        kwargs.setdefault("models", args.models)
+    factory = agent_factory(args.agent, args.seed, models=args.models)
+    try:
+        env_id, options = args.env or factory.env_id, {}
+        if env_id is None:
+            raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+        if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
+            kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
+        elif factory.env_id is not None:
+            print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
+                  file=sys.stderr)
+        _, summary = evaluate(
+            env_id, factory, args.episodes, seed=args.seed, env_kwargs=kwargs, all_tasks=args.all_tasks,
+            trajectories_path=args.trajectories, progress=not args.no_progress, reset_options=options,
+        )
+    finally:
+        factory.close()
+    args.env = env_id
     print(format_table(summary, args.env, args.agent))
     if "qa" in summary:  # QA envs: the paper's Table 1 units (accuracy with a Wald 95% interval, cents, minutes, calls per model)
         print(format_qa_table(summary["qa"], args.env, args.agent))
@@ -51,15 +66,17 @@ def _envs(args: argparse.Namespace) -> int:
 def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     """Add ``eval`` and ``envs`` to an argparse subparsers object (used by the `orchestra` script)."""
     p = sub.add_parser("eval", help="run a baseline agent on an environment and print a table")
-    p.add_argument("--env", required=True, help="environment id, e.g. ToolOrchestra-ToolScale-v0")
-    p.add_argument("--agent", required=True, help="random | oracle | cascade | expert-<k>")
+    p.add_argument("--env", help="environment id, e.g. ToolOrchestra-ToolScale-v0 (default for policy:RUN_DIR: the run's env)")
+    p.add_argument("--agent", required=True, help="random | oracle | cascade | expert-<k> | llm:<model id> (an "
+                   "OpenAI-compatible endpoint of --models) | policy:RUN_DIR (a trained run, in its own setting)")
     p.add_argument("--episodes", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
     p.add_argument("--data-path", help="dataset file for envs that need one (HLE, FRAMES)")
-    p.add_argument("--models", help="models file (TOML) for real endpoints")
+    p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
+                   "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
     p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_eval)

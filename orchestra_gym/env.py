@@ -68,6 +68,13 @@ class OrchestraEnv(gym.Env[str, str]):
         cost_usd, latency_s, prompt_tokens, completion_tokens: this step's usage (USD, s, tokens).
         episode_cost_usd, episode_latency_s, episode_prompt_tokens, episode_completion_tokens:
             totals so far.
+        orchestrator_cost_usd, orchestrator_latency_s, orchestrator_prompt_tokens,
+        orchestrator_completion_tokens: the part of this step's usage that the orchestrator's own
+            model call took (USD, s, tokens), as reported by the agent through
+            `add_orchestrator_usage` (an LLM behind an endpoint); 0.0 for agents that report none.
+            Included in the step's and the episode's totals above; the tools' part is the total
+            minus this. episode_orchestrator_cost_usd, episode_orchestrator_latency_s,
+            episode_orchestrator_prompt_tokens, episode_orchestrator_completion_tokens: its totals.
         tool_calls: dict tool name -> calls so far (float); a call of a model tool is counted
             under the tool (``call_expert``, ``answer``, ...) and under the model it used
             (``expert-2``, ``answer-1``, ...); calls an expert made on the agent's behalf are
@@ -82,7 +89,9 @@ class OrchestraEnv(gym.Env[str, str]):
         checks), solved (bool), end_reason (str).
 
     Episode end: terminated when the task ends (answer given, user stops, transfer); truncated
-    at ``max_turns`` turns or after ``max_errors`` malformed actions (outcome 0 then).
+    at ``max_turns`` turns, after ``max_errors`` malformed actions, or when the agent reported
+    that its own model failed (`add_orchestrator_usage` with ``error``: end_reason
+    ``"orchestrator_error"``, an infrastructure failure, not the policy's); outcome 0 then.
 
     Arguments:
         max_turns: turn limit (paper: 50).
@@ -191,6 +200,9 @@ class OrchestraEnv(gym.Env[str, str]):
         self.tool_call_counts: dict[str, float] = {}
         self.trajectory: list[ToolCall] = []
         self.agent_messages: list[str] = []
+        self.orchestrator_usage = Usage()
+        self._orchestrator_step = Usage()
+        self._orchestrator_report: tuple[Usage, str | None] | None = None
         self.task = self._sample_task(options.get("task_id"))
         opening = self._start_episode(self.task, options)
         if "tools" in options and options["tools"] is not None:
@@ -214,6 +226,12 @@ class OrchestraEnv(gym.Env[str, str]):
                 f"the episode has ended ({self._end_reason}); call reset() to start a new one before step()"
             )
         self.turn += 1
+        orchestrator, orchestrator_error = self._orchestrator_report or (Usage(), None)
+        self._orchestrator_report = None
+        self._orchestrator_step = orchestrator
+        self.orchestrator_usage = self.orchestrator_usage + orchestrator
+        if orchestrator_error is not None:
+            return self._orchestrator_failed(orchestrator, orchestrator_error)
         parsed: ParsedAction = parse_action(action)
         raw = action if isinstance(action, str) else parsed.raw
         new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
@@ -248,6 +266,7 @@ class OrchestraEnv(gym.Env[str, str]):
                 new.extend(self._user_turn(parsed.message))
 
         self.messages.extend(new)
+        step_usage = step_usage + orchestrator
         self.usage = self.usage + step_usage
         terminated = self._end_reason is not None and self._end_reason not in ("too_many_errors",)
         truncated = False
@@ -261,6 +280,34 @@ class OrchestraEnv(gym.Env[str, str]):
         if terminated or truncated:
             reward = self._finish(info, premature=truncated)
         return self._observation(), reward, terminated, truncated, info
+
+    def add_orchestrator_usage(self, usage: Usage, error: str | None = None) -> None:
+        """Charge the orchestrator's own model call (tokens, USD, seconds) to the next `step`.
+
+        An agent whose policy is a priced model (`orchestra_gym.agents.LLMAgent`) calls this
+        before returning its action; the next step reports the usage as ``orchestrator_*`` and
+        adds it to the step's and the episode's totals (and so to the reward vector's cost and
+        latency). Reports before one step add up. With ``error`` (the model could not be reached
+        after its retries) the next step ignores its action and ends the episode truncated, with
+        end_reason ``"orchestrator_error"``, outcome 0 and the error text in ``step_errors``: an
+        infrastructure failure, counted neither as a parse error nor as the policy's.
+
+        Raises:
+            RuntimeError: before `reset`.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before add_orchestrator_usage()")
+        before, before_error = self._orchestrator_report or (Usage(), None)
+        self._orchestrator_report = (before + usage, error if error is not None else before_error)
+
+    def _orchestrator_failed(self, usage: Usage, error: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The step after the agent reported that its model failed: end the episode (truncated)."""
+        self._end_reason = "orchestrator_error"
+        self.usage = self.usage + usage
+        new = [Message("user", f"[environment] the orchestrator's model failed: {error}")]
+        self.messages.extend(new)
+        info = self._info(usage, new, [error])
+        return self._observation(), self._finish(info, premature=True), False, True, info
 
     def render(self) -> str | None:
         """The transcript as text (``render_mode="ansi"``)."""
@@ -315,6 +362,14 @@ class OrchestraEnv(gym.Env[str, str]):
             "episode_latency_s": float(self.usage.latency_s),
             "episode_prompt_tokens": float(self.usage.prompt_tokens),
             "episode_completion_tokens": float(self.usage.completion_tokens),
+            "orchestrator_cost_usd": float(self._orchestrator_step.cost_usd),
+            "orchestrator_latency_s": float(self._orchestrator_step.latency_s),
+            "orchestrator_prompt_tokens": float(self._orchestrator_step.prompt_tokens),
+            "orchestrator_completion_tokens": float(self._orchestrator_step.completion_tokens),
+            "episode_orchestrator_cost_usd": float(self.orchestrator_usage.cost_usd),
+            "episode_orchestrator_latency_s": float(self.orchestrator_usage.latency_s),
+            "episode_orchestrator_prompt_tokens": float(self.orchestrator_usage.prompt_tokens),
+            "episode_orchestrator_completion_tokens": float(self.orchestrator_usage.completion_tokens),
             "tool_calls": dict(self.tool_call_counts),
             "parse_errors": float(self.error_count),
             "step_errors": list(step_errors),

@@ -37,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from orchestra_gym.agents import Agent, make_agent
+from orchestra_gym.agents import Agent, AgentFactory, agent_factory
 from orchestra_gym.envs.qa import QA_MODELS, QAEnv
 from orchestra_gym.rewards import RewardLayout, preference_metric
 
@@ -56,10 +56,13 @@ __all__ = [
     "format_mix",
     "jsonable",
     "MODEL_TOOLS",
+    "ORCHESTRATOR_USAGE",
 ]
 
 # Tools whose calls are also counted under the model they used (see OrchestraEnv's info).
 MODEL_TOOLS = frozenset({"call_expert", "search", "enhance_reasoning", "answer"})
+#: The orchestrator's own usage keys (``info["episode_orchestrator_<key>"]``, `OrchestraEnv.add_orchestrator_usage`).
+ORCHESTRATOR_USAGE = ("cost_usd", "latency_s", "prompt_tokens", "completion_tokens")
 
 
 # ------------------------------------------------------------------------------------ episodes
@@ -100,7 +103,10 @@ class EpisodeResult:
         """A flat, JSON-able summary of the episode (one ``orchestra eval --trajectories`` line
         without its ``messages``): ``task_id``, ``seed``, ``outcome``, ``solved``, ``cost_usd``
         (USD), ``latency_s`` (s), ``turns``, ``tool_calls``, ``parse_errors``, ``end_reason``,
-        ``reward_vector``, ``reward_vector_names``, ``reward_breakdown``, ``trial``."""
+        ``reward_vector``, ``reward_vector_names``, ``reward_breakdown``, ``trial``, and the
+        orchestrator's own part of the usage (``orchestrator_cost_usd``, ``orchestrator_latency_s``,
+        ``orchestrator_prompt_tokens``, ``orchestrator_completion_tokens``: 0 for agents without a
+        priced model, e.g. an `LLMAgent`'s endpoint; included in ``cost_usd`` and ``latency_s``)."""
         info = self.info
         return {
             "task_id": self.task_id,
@@ -117,6 +123,7 @@ class EpisodeResult:
             "reward_vector_names": list(info["reward_vector_names"]),
             "reward_breakdown": jsonable(info["reward_breakdown"]),
             "trial": self.trial,
+            **{f"orchestrator_{k}": float(info.get(f"episode_orchestrator_{k}", 0.0)) for k in ORCHESTRATOR_USAGE},
         }
 
 
@@ -236,7 +243,7 @@ def _play(env: gym.Env, agent: Agent, seed: int, trial: int, options: dict[str, 
 
 def evaluate(
     env_id: str,
-    agent: str,
+    agent: "str | AgentFactory",
     episodes: int,
     *,
     seed: int = 0,
@@ -245,30 +252,44 @@ def evaluate(
     trials: int = 1,
     trajectories_path: str | os.PathLike[str] | None = None,
     progress: bool = False,
+    models: Any = None,
+    reset_options: Mapping[str, Any] | None = None,
 ) -> tuple[list[EpisodeResult], dict[str, Any]]:
-    """A baseline agent on a registered env: `run_episodes` then the metrics (``orchestra eval``).
+    """An agent on a registered env: `run_episodes` then the metrics (``orchestra eval``).
 
     Args:
         env_id: a registered id (``orchestra_gym.ENV_IDS``); env_kwargs: keyword arguments of ``gym.make``.
-        agent: a baseline name (`orchestra_gym.agents.make_agent`: random, oracle, cascade,
-            expert-<k>); episode i's agent is seeded with that episode's seed.
+        agent: an agent spec (`orchestra_gym.agents.agent_factory`: a baseline such as random,
+            oracle, cascade, expert-<k>, each episode's agent seeded with that episode's seed;
+            ``llm:<model id>`` with the models file `models`; a registered kind such as
+            ``policy:<run dir>``) or an `AgentFactory`.
         episodes, seed, all_tasks, trials, trajectories_path, progress: as `run_episodes`.
+        models: the models file of an ``llm:`` agent (path or `ModelsConfig`).
+        reset_options: options of every reset (the task id is added per episode).
 
     Returns:
         ``(results, summary)``: `summarize` plus ``env``, ``agent``, ``seed``, and for QA envs
         (HLE, FRAMES) ``qa`` (`qa_metrics`).
 
     Raises:
-        gymnasium.error.Error: unknown env id; ValueError: unknown agent or a bad argument.
+        gymnasium.error.Error: unknown env id; ValueError: unknown agent or a bad argument;
+        KeyError: an ``llm:`` model id the models file does not have.
     """
-    env = gym.make(env_id, **dict(env_kwargs or {}))
-    is_qa = isinstance(env.unwrapped, QAEnv)
-    results = run_episodes(
-        lambda: env, lambda s: make_agent(agent, seed=s), episodes, seed=seed, all_tasks=all_tasks, trials=trials,
-        trajectories_path=trajectories_path, progress=progress, desc=f"{agent} on {env_id}",
-    )
+    own = not isinstance(agent, AgentFactory)
+    factory = agent_factory(agent, seed, models) if own else agent
+    try:
+        env = gym.make(env_id, **dict(env_kwargs or {}))
+        is_qa = isinstance(env.unwrapped, QAEnv)
+        results = run_episodes(
+            lambda: env, lambda s: factory(s - seed), episodes, seed=seed, all_tasks=all_tasks, trials=trials,
+            options=reset_options, trajectories_path=trajectories_path, progress=progress,
+            desc=f"{factory.name} on {env_id}",
+        )
+    finally:
+        if own:
+            factory.close()
     summary = summarize(results)
-    summary.update(env=env_id, agent=agent, seed=seed)
+    summary.update(env=env_id, agent=factory.name, seed=seed)
     if is_qa:
         summary["qa"] = qa_metrics(results)
     return results, summary
@@ -305,7 +326,8 @@ def summarize(episodes: Sequence[Outcome]) -> dict[str, Any]:
     Returns:
         ``episodes`` (count); ``success_rate`` (solved fraction, nan for none) and
         ``success_rate_ci95`` (`wald_interval`); ``mean_outcome``; ``mean_cost_usd`` (USD);
-        ``mean_latency_s`` (s); ``mean_turns``; ``tool_calls`` (`mean_tool_calls`);
+        ``mean_latency_s`` (s); ``mean_orchestrator_cost_usd`` / ``mean_orchestrator_latency_s`` (the
+        orchestrator's own part of both, `LLMAgent`); ``mean_turns``; ``tool_calls`` (`mean_tool_calls`);
         ``parse_errors`` (mean per episode); ``end_reasons`` (reason -> count);
         ``not_fully_judged`` (tau2: ``episodes`` whose reward basis had a component without an
         offline judge, ``components`` -> count, ``judgeability_reported``) and
@@ -337,6 +359,8 @@ def summarize(episodes: Sequence[Outcome]) -> dict[str, Any]:
         "mean_outcome": sum(float(i["outcome"]) for i in infos) / n if n else math.nan,
         "mean_cost_usd": sum(float(i["episode_cost_usd"]) for i in infos) / n if n else math.nan,
         "mean_latency_s": sum(float(i["episode_latency_s"]) for i in infos) / n if n else math.nan,
+        "mean_orchestrator_cost_usd": sum(float(i.get("episode_orchestrator_cost_usd", 0.0)) for i in infos) / n if n else math.nan,
+        "mean_orchestrator_latency_s": sum(float(i.get("episode_orchestrator_latency_s", 0.0)) for i in infos) / n if n else math.nan,
         "mean_turns": sum(float(i["turn"]) for i in infos) / n if n else math.nan,
         "tool_calls": mean_tool_calls(infos),
         "parse_errors": sum(float(i["parse_errors"]) for i in infos) / n if n else math.nan,

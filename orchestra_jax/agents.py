@@ -24,7 +24,7 @@ from flax import nnx
 from orchestra_jax import rollout as rollout_mod
 from orchestra_jax.train_config import TrainConfig
 
-__all__ = ["PolicyAgent", "load_policy_agent"]
+__all__ = ["PolicyAgent", "load_policy_agent", "policy_agent_factory"]
 
 
 class PolicyAgent:
@@ -164,3 +164,19 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
         temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,
         env_kwargs=train.env_kwargs(cfg), reset_options=train._reset_options(cfg),
     )
+
+
+def policy_agent_factory(run_dir: str, seed: int = 0, models: Any = None) -> Any:
+    """The ``policy:<run dir>`` agent spec of `orchestra eval`: an `orchestra_gym.agents.AgentFactory`
+    holding one `load_policy_agent(run_dir, seed=seed)` agent (the run's ``eval_temperature``) for every
+    episode, with the run's setting (``env_id``, ``env_kwargs``, ``reset_options``) as the default the CLI
+    plays in, as ``benchmarks/bench_agents.py --checkpoint`` does. `models` is unused (the policy is local).
+
+    Raises:
+      FileNotFoundError / ValueError: as `load_policy_agent`.
+    """
+    from orchestra_gym.agents import AgentFactory
+
+    agent = load_policy_agent(run_dir, seed=seed)
+    return AgentFactory(f"policy:{run_dir}", lambda i: agent, env_id=agent.env_id, env_kwargs=dict(agent.env_kwargs),
+                        reset_options=dict(agent.reset_options))

@@ -235,7 +235,9 @@ class ChatResponse:
         error: None on success, else readable text saying what failed (HTTP status, attempt
             count); never contains an API key.
         raw: a small dict for logs/caches: ``model``, ``finish_reason``, ``attempts``, ``status``,
-            ``id`` and, when some tool-call arguments were not a JSON object, ``tool_call_errors``.
+            ``id`` and, when some tool-call arguments were not a JSON object, ``tool_call_errors``
+            and ``bad_arguments`` (call id -> the arguments text as the server sent it; the call's
+            parsed ``arguments`` are ``{}`` then).
     """
 
     message: Message
@@ -340,9 +342,11 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
                            "finish_reason": choices[0].get("finish_reason")}
     calls: list[ToolCall] = []
     errors: list[str] = []
+    bad_arguments: dict[str, str] = {}
     for i, tc in enumerate(msg.get("tool_calls") or []):
         fn = (tc or {}).get("function") or {}
         name = str(fn.get("name") or "")
+        call_id = str(tc.get("id") or f"call_{i}")
         args_text = fn.get("arguments")
         args: Any
         if isinstance(args_text, dict):
@@ -353,12 +357,15 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
             except (TypeError, json.JSONDecodeError) as e:
                 errors.append(f"tool_calls[{i}] ({name}): arguments are not valid JSON: {e}")
                 args = {}
+                bad_arguments[call_id] = str(args_text)
         if not isinstance(args, dict):
             errors.append(f"tool_calls[{i}] ({name}): arguments must be a JSON object, got {type(args).__name__}")
+            bad_arguments[call_id] = args_text if isinstance(args_text, str) else json.dumps(args_text)
             args = {}
-        calls.append(ToolCall(name=name, arguments=args, id=str(tc.get("id") or f"call_{i}")))
+        calls.append(ToolCall(name=name, arguments=args, id=call_id))
     if errors:
         raw["tool_call_errors"] = errors
+        raw["bad_arguments"] = bad_arguments
     usage = data.get("usage") or {}
     pt = int(usage.get("prompt_tokens") or 0)
     ct = int(usage.get("completion_tokens") or 0)

@@ -172,3 +172,42 @@ def test_transfer_terminates():
 
 def test_check_env_passes():
     check_env(CounterEnv())
+
+
+def test_orchestrator_usage_is_reported_apart_and_in_the_totals():
+    from orchestra_gym.types import Usage
+
+    env = CounterEnv()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.add_orchestrator_usage(Usage(1, 1, 0.5, 0.5))
+    env.reset(seed=0, options={"task_id": 3})
+    env.add_orchestrator_usage(Usage(prompt_tokens=100, completion_tokens=10, cost_usd=0.25, latency_s=1.5))
+    env.add_orchestrator_usage(Usage(prompt_tokens=20, completion_tokens=2, cost_usd=0.125, latency_s=0.5))  # adds up
+    _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+    assert (info["orchestrator_cost_usd"], info["orchestrator_latency_s"]) == (0.375, 2.0)
+    assert (info["orchestrator_prompt_tokens"], info["orchestrator_completion_tokens"]) == (120.0, 12.0)
+    expert_cost = info["cost_usd"] - 0.375  # the tools' part
+    assert expert_cost > 0 and info["episode_cost_usd"] == info["cost_usd"]
+    _, _, _, _, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 3}}</tool_call>')  # nothing reported
+    assert info["orchestrator_cost_usd"] == 0.0 and info["episode_orchestrator_cost_usd"] == 0.375
+    assert info["episode_orchestrator_prompt_tokens"] == 120.0 and info["episode_orchestrator_latency_s"] == 2.0
+    assert info["episode_cost_usd"] == pytest.approx(0.375 + expert_cost)
+
+
+def test_orchestrator_error_ends_the_episode_truncated():
+    from orchestra_gym.types import Usage
+
+    env = CounterEnv()
+    env.reset(seed=0, options={"task_id": 3})
+    env.add_orchestrator_usage(Usage(latency_s=3.0), error="model 'x': HTTP 500 after 4 attempts")
+    obs, r, term, trunc, info = env.step("this action is ignored")
+    assert (r, term, trunc) == (0.0, False, True) and info["end_reason"] == "orchestrator_error"
+    assert info["parse_errors"] == 0.0 and info["step_errors"] == ["model 'x': HTTP 500 after 4 attempts"]
+    assert info["episode_latency_s"] == info["episode_orchestrator_latency_s"] == 3.0
+    assert info["reward_vector"][-1] == -3.0 and "orchestrator's model failed" in obs
+    with pytest.raises(ResetNeeded, match="episode has ended"):
+        env.step("more")
+    env.add_orchestrator_usage(Usage(latency_s=9.0), error="late")
+    env.reset(seed=1)  # a report does not outlive its episode
+    _, _, _, trunc, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
+    assert not trunc and info["episode_orchestrator_latency_s"] == 0.0

@@ -185,3 +185,45 @@ def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greed
     assert seq[p + 4] == a.tok.im_end_id  # the cut turn closed as a finished one would be
     assert seq[p + 5:p + 5 + len(env_ids)] == env_ids
     assert len(seq) == p + 4 + 1 + len(env_ids) + 4
+
+
+def test_orchestra_eval_plays_a_trained_run_in_its_setting(run, tmp_path, capsys):
+    """``orchestra eval --agent policy:RUN_DIR`` (no --env): the run's env, kwargs and reset options, the
+    run's eval temperature; the same texts as a freshly loaded agent in a plain Gymnasium loop."""
+    import json
+
+    import gymnasium as gym
+
+    from orchestra_jax.cli import main
+
+    out, cfg, _ = run
+    summary, traj = tmp_path / "s.json", tmp_path / "t.jsonl"
+    assert main(["eval", "--agent", f"policy:{out}", "--episodes", "2", "--seed", "3", "--output-json", str(summary),
+                 "--trajectories", str(traj), "--no-progress"]) == 0
+    s = json.loads(summary.read_text())
+    assert s["env"] == cfg.env_id and s["agent"] == f"policy:{out}" and s["episodes"] == 2
+    assert s["mean_orchestrator_cost_usd"] == 0.0  # a local policy reports no model usage
+    recs = [json.loads(line) for line in traj.read_text().splitlines()]
+
+    a = load_policy_agent(out, seed=3)  # the run's eval temperature (1.0 here): same PRNG keys as the CLI's agent
+    env = gym.make(a.env_id, **a.env_kwargs)
+    for i, rec in enumerate(recs):
+        obs, info = env.reset(seed=3 + i, options=dict(a.reset_options) or None)
+        a.reset(env, obs, info)
+        texts, done = [], False
+        while not done:
+            texts.append(a.act(obs, info))
+            obs, _, term, trunc, info = env.step(texts[-1])
+            done = term or trunc
+        assert rec["messages"][0] == env.unwrapped.messages[0].to_dict()  # the run's system prompt and tools
+        assert [m["content"] for m in rec["messages"] if m["role"] == "assistant"] == texts
+        assert (rec["end_reason"], rec["turns"]) == (info["end_reason"], info["turn"])
+
+
+def test_orchestra_eval_policy_errors_are_one_line(tmp_path, capsys):
+    from orchestra_jax.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["eval", "--agent", f"policy:{tmp_path}", "--episodes", "1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "train_config.json not found" in err

@@ -142,6 +142,7 @@ def test_malformed_json_and_bad_tool_arguments(server):
     r = m.complete([Message("user", "hi")])
     assert r.ok and [c.arguments for c in r.message.tool_calls] == [{}, {}]
     assert len(r.raw["tool_call_errors"]) == 2 and "not valid JSON" in r.raw["tool_call_errors"][0]
+    assert r.raw["bad_arguments"] == {"call_0": "{not json", "call_1": "[1, 2]"}  # as sent, for the env's parser
 
 
 def test_connection_refused_is_error_not_exception():
@@ -301,6 +302,8 @@ def test_models_file_yaml(tmp_path):
     ('[models."a"]\nbase_url = "http://x/v1"\napi_key_env = "sk-abc def"', r"api_key_env.*variable NAME"),
     ('[models."a"]\nbase_url = "http://x/v1"\n[aliases]\n"answer-1" = "b"', r"\[aliases\].'answer-1'.*unknown model 'b'"),
     ('[aliases]\n"x" = "y"', r"\[models\]: missing or empty"),
+    ('[models."a"]\nbase_url = "http://x/v1"\ntool_calling = "hermes"',
+     r"\[models.'a'\].tool_calling: must be one of \['native', 'text'\], got 'hermes'"),
 ])
 def test_bad_models_file_errors_name_file_key_and_fix(tmp_path, text, match):
     f = tmp_path / "bad.toml"
