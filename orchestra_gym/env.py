@@ -98,6 +98,10 @@ class OrchestraEnv(gym.Env[str, str]):
         max_errors: malformed actions tolerated before the episode is cut (the limit-th error ends it).
         max_observation_chars: observation is the last this many characters of the transcript.
         preference: default preference vector (dict or `Preference`); `reset` options override.
+        preference_in_prompt: state the episode's preference vector in the system prompt
+            (`Preference.describe`, one line at its end), so that the orchestrator can follow it
+            (paper Sec. 3.2 / 6.4: the preference is an input of the orchestrator). Default False
+            (the prompt is unchanged).
         pricing: pricing schedule name, `PricingSchedule`, or an int seed for
             `pricing.random_schedule`; `reset` options override.
         render_mode: None or ``"ansi"`` (the transcript).
@@ -113,6 +117,7 @@ class OrchestraEnv(gym.Env[str, str]):
         preference: "dict | Preference | None" = None,
         pricing: "str | int | pricing_mod.PricingSchedule | None" = None,
         render_mode: str | None = None,
+        preference_in_prompt: bool = False,
     ):
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
@@ -124,6 +129,7 @@ class OrchestraEnv(gym.Env[str, str]):
         self.max_errors = int(max_errors)
         self.max_observation_chars = int(max_observation_chars)
         self.default_preference = Preference.from_dict(preference)
+        self.preference_in_prompt = bool(preference_in_prompt)
         self.default_pricing = pricing
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_length=self.max_observation_chars)
@@ -205,6 +211,8 @@ class OrchestraEnv(gym.Env[str, str]):
         self._orchestrator_report: tuple[Usage, str | None] | None = None
         self.task = self._sample_task(options.get("task_id"))
         opening = self._start_episode(self.task, options)
+        if self.preference_in_prompt and opening and opening[0].role == "system":
+            opening[0] = Message("system", f"{opening[0].content}\n{self.preference.describe()}")
         if "tools" in options and options["tools"] is not None:
             self._check_tool_subset(options["tools"])
         self.messages = list(opening)

@@ -246,6 +246,17 @@ class Preference:
     def to_dict(self) -> dict[str, Any]:
         return {"tools": dict(self.tools), "outcome": self.outcome, "cost": self.cost, "latency": self.latency}
 
+    def describe(self) -> str:
+        """The preference as the orchestrator reads it in its prompt (paper Sec. 3.2 / 6.4: the user's
+        preference vector is an input of the orchestrator). One line, weights in the reward vector's
+        order, tools sorted by name; only non-zero tool weights are listed::
+
+            User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0
+        """
+        parts = [f"outcome {self.outcome:g}", f"cost {self.cost:g}", f"latency {self.latency:g}"]
+        parts += [f"{name} {w:g}" for name, w in sorted(self.tools.items()) if w]
+        return "User preference (weights; cost and latency: lower is better): " + ", ".join(parts)
+
     @classmethod
     def from_dict(cls, d: "dict[str, Any] | Preference | None") -> "Preference":
         """Build from a dict ``{"tools": {...}, "outcome", "cost", "latency"}``.

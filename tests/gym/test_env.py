@@ -211,3 +211,21 @@ def test_orchestrator_error_ends_the_episode_truncated():
     env.reset(seed=1)  # a report does not outlive its episode
     _, _, _, trunc, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
     assert not trunc and info["episode_orchestrator_latency_s"] == 0.0
+
+
+def test_preference_in_prompt_states_the_episodes_preference():
+    """Paper Sec. 3.2 / 6.4: the preference vector is an input of the orchestrator (opt-in; default prompt unchanged)."""
+    import orchestra_gym  # noqa: F401
+
+    plain = gymnasium.make("ToolOrchestra-ToolScale-v0", system_prompt="compact")
+    stated = gymnasium.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", preference_in_prompt=True,
+                      preference={"outcome": 1.0, "cost": 0.5})
+    obs0, _ = plain.reset(seed=3)
+    obs1, info = stated.reset(seed=3)
+    line = "User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0"
+    assert line not in obs0 and line in obs1
+    assert stated.unwrapped.messages[0].content.endswith("\n" + line)
+    obs2, _ = stated.reset(seed=3, options={"preference": {"outcome": 1, "latency": 2, "tools": {"expert-2": 0.5}}})
+    assert ("User preference (weights; cost and latency: lower is better): outcome 1, cost 0, latency 2, "
+            "expert-2 0.5") in obs2
+    assert obs1.replace("\n" + line, "") == obs0  # nothing else changes
