@@ -1,25 +1,36 @@
-"""The one episode runner and the one metrics module of orchestra_gym.
+"""The one episode runner, run folders, and the one metrics module of orchestra_gym.
 
 Runner: `run_episodes` plays an agent on an env over a list of tasks and trials and returns one
 `EpisodeResult` per episode (task id, trial, seed, the final ``info``, optionally the transcript).
-It is synchronous; an episode depends only on its own seed, task and reset options, so the plan
-(`EpisodeResult.trial`, ``seed + index``) stays the same when episodes run concurrently or are
-resumed. `evaluate` is the runner plus the metrics for one registered env id and one baseline agent
-(what ``orchestra eval`` prints).
+An episode depends only on its own seed, task and reset options, so the plan
+(`EpisodeResult.trial`, ``seed + index``) stays the same when episodes run concurrently
+(``max_concurrency``: threads, an env per worker, results in plan order) or are resumed.
+Infrastructure failures (`infra_error_of`, `INFRA_EXCEPTIONS`) are retried, then recorded apart.
 
-Metrics, all computed from episodes' final ``info`` dicts (or `EpisodeResult`s, which hold them):
+Run folders (``orchestra eval --output-dir``): ``run.json`` (`RunConfig`: env id and kwargs, agent,
+seed, episodes, trials...), ``trajectories.jsonl`` (one line per episode, appended and flushed as it
+ends: `EpisodeResult.record` plus the messages) and ``summary.json`` (`run_summary`). `evaluate`
+makes one, `resume` plays only what it lacks, `regrade` recomputes grades and summary from the
+stored trajectories, `load_run` reads one, `report` renders the paper's tables over several.
+
+Metrics, all computed from episodes' final ``info`` dicts (or `EpisodeResult`s, which hold them),
+infra failures left out:
 
 * `summarize`: success rate with its Wald 95% interval (`wald_interval`), mean outcome, cost (USD),
-  latency (s), turns, tool mix (calls per episode by tool), parse errors, end reasons, and tau2's
-  components that could not be judged offline.
-* `qa_metrics`: the columns of ToolOrchestra's Table 1 (accuracy % with its interval, cost in
-  cents, latency in minutes per task) and Table 15 (calls per anonymised model).
+  latency (s), turns, tool mix (calls per episode by tool), parse errors, end reasons, infra
+  failures, and tau2's components that could not be judged offline.
+* `pass_hat_k` / `pass_hat_ks`: tau2-bench's pass^k (unbiased, per task, averaged over tasks).
+* `qa_metrics`, `table1_row`, `tau2_task_weighted`: the columns of ToolOrchestra's Table 1
+  (accuracy % with its interval, cost in cents, latency in minutes per task) and Table 15 (calls
+  per model).
+* `cost_accuracy_hull`, `hull_accuracy`, `hull_gap`, `aiq`: the accuracy-cost plane of RouterBench
+  (the non-decreasing convex hull and the area under it).
 * `rollout_summary`: the trainer's per-step summary (success, cost per solved task, valid-format
   rate, tool mix...).
 * `preference_score`: the App. L preference metric of a run against a baseline run
   (`orchestra_gym.rewards.preference_metric`).
 
-`format_table`, `format_qa_table` and `format_mix` render them as text.
+`format_table`, `format_qa_table`, `format_mix` and `report` render them as text.
 """
 
 from __future__ import annotations
@@ -85,6 +96,7 @@ __all__ = [
 
 # Tools whose calls are also counted under the model they used (see OrchestraEnv's info).
 MODEL_TOOLS = frozenset({"call_expert", "search", "enhance_reasoning", "answer"})
+_MODEL_ID = re.compile(r"[a-z\-]+-\d+")  # an anonymised model id: expert-2, answer-math-1
 
 
 # ------------------------------------------------------------------------------------ episodes
@@ -997,7 +1009,7 @@ def format_mix(tool_calls: dict[str, float], top: int = 6) -> str:
     of their calls is already counted under its model."""
     if not tool_calls:
         return "none"
-    model_ids = [k for k in tool_calls if re.fullmatch(r"[a-z\-]+-\d+", k)]
+    model_ids = [k for k in tool_calls if _MODEL_ID.fullmatch(k)]
     if model_ids:  # a model tool's call is counted under the tool and its model: keep the models only
         tool_calls = {k: v for k, v in tool_calls.items() if k not in MODEL_TOOLS}
     total = sum(tool_calls.values()) or 1.0
@@ -1161,9 +1173,9 @@ def report(run_dirs: Sequence[str | os.PathLike[str]], baseline: str | os.PathLi
 
     Sections: Table 1 (one row per run: accuracy % with its 95% interval, cost in cents per task,
     latency in minutes per task, pass^k, infra failures; plus, per agent with runs of several tau2
-    domains, their task-weighted row, `tau2_task_weighted`); Table 15 (calls per tool per task,
-    `mean_tool_calls`); with `baseline` the App. L preference score of each run of the baseline's
-    env against it (`preference_score`); with several runs of one env the accuracy-cost plane:
+    domains, their task-weighted row, `tau2_task_weighted`); Table 15 (calls per task of each
+    model, ``expert-1``, ``answer-2``..., and of all other tools summed, `mean_tool_calls`); with
+    `baseline` the App. L preference score of each run of the baseline's env against it (`preference_score`); with several runs of one env the accuracy-cost plane:
     the hull's vertices (`cost_accuracy_hull`), AIQ over the runs' cost range in cents (`aiq`),
     each run's gap to the hull of the other runs (`hull_gap`), and a PNG of the plane at
     `png_path` (matplotlib, Agg).
@@ -1191,11 +1203,13 @@ def report(run_dirs: Sequence[str | os.PathLike[str]], baseline: str | os.PathLi
         if str(r["env"]).startswith(TAU2_PREFIX) and r["n"]:
             by_agent.setdefault(r["agent"], []).append(r)
     lines += [row_line(tau2_task_weighted(rs)) for rs in by_agent.values() if len({r["env"] for r in rs}) > 1]
-    tools = sorted({t for r in rows for t in r["tool_calls"]})
-    lines += ["", "## Table 15: calls per tool per task", "", "| env | agent | " + " | ".join(tools) + " |",
-              "|---|---|" + "---|" * len(tools)]
-    lines += [f"| {r['env']} | {r['agent']} | " + " | ".join(f"{r['tool_calls'].get(t, 0.0):.2f}" for t in tools) + " |"
-              for r in rows]
+    tools = sorted({t for r in rows for t in r["tool_calls"] if _MODEL_ID.fullmatch(t)})  # the models, as the paper's columns
+    lines += ["", "## Table 15: calls per tool per task", "", "| env | agent | " + " | ".join(tools + ["other tools"]) + " |",
+              "|---|---|" + "---|" * (len(tools) + 1)]
+    for r in rows:
+        other = sum(v for t, v in r["tool_calls"].items() if t not in tools and t not in MODEL_TOOLS)
+        lines.append(f"| {r['env']} | {r['agent']} | " + " | ".join(f"{r['tool_calls'].get(t, 0.0):.2f}" for t in tools)
+                     + f" | {other:.2f} |")
     if baseline is not None:
         bcfg, bres = load_run(baseline)
         bgraded = [b for b in bres if not is_infra(b)]
