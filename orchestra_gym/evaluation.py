@@ -567,10 +567,11 @@ def _write_json(path: Path, obj: Any) -> None:
 
 def run_summary(results: Sequence[EpisodeResult], cfg: RunConfig, qa: bool = False) -> dict[str, Any]:
     """A run's ``summary.json``: `summarize` plus ``env``, ``agent``, ``seed``, ``trials``,
-    ``pass_hat_k`` (`pass_hat_ks`, keys "1".."trials" once written as JSON) and, for QA envs,
-    ``qa`` (`qa_metrics`)."""
+    ``pass_hat_k`` (`pass_hat_ks`, keyed by ``str(k)`` as in the JSON file, k = 1..trials) and,
+    for QA envs, ``qa`` (`qa_metrics`)."""
     summary = summarize(results)
-    summary.update(env=cfg.env, agent=cfg.agent, seed=cfg.seed, trials=cfg.trials, pass_hat_k=pass_hat_ks(results, cfg.trials))
+    passk = {str(k): v for k, v in pass_hat_ks(results, cfg.trials).items()}
+    summary.update(env=cfg.env, agent=cfg.agent, seed=cfg.seed, trials=cfg.trials, pass_hat_k=passk)
     if qa:
         summary["qa"] = qa_metrics(results)
     return summary
