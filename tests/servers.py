@@ -108,6 +108,7 @@ class LocalServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall per reply
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
