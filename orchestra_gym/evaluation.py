@@ -311,7 +311,7 @@ def run_episodes(
     always did). Trials of drawn tasks are further draws.
 
     Concurrency: with `max_concurrency` > 1, that many episodes run at once in threads, each
-    on its own env (`env_factory` is called once per worker) and its own agent; an episode
+    on its own env and its own agent; an episode
     depends only on its seed, task and options, so each result equals a serial run's for a
     deterministic agent, and the results keep the plan's order. An agent object handed to several
     episodes (a factory returning one object) plays them one at a time. Each model's
@@ -325,7 +325,8 @@ def run_episodes(
     exception). The metrics leave such episodes out and count them apart.
 
     Args:
-        env_factory: builds an env (called once now; once more per extra worker).
+        env_factory: builds an env (called once for the plan, then once more per extra worker,
+            from the calling thread).
         agent_factory: ``seed -> agent`` for each episode (an object with ``reset(env, obs, info)``
             and ``act(obs, info)``, see `orchestra_gym.agents.Agent`).
         episodes: the number of drawn-task episodes, or the cap on a task list (0 = all).
@@ -364,7 +365,6 @@ def run_episodes(
     pool: queue.SimpleQueue[gym.Env] = queue.SimpleQueue()
     envs = [env_factory()]
     pool.put(envs[0])
-    envs_lock = threading.Lock()
     writer = None
     try:
         if task_ids is None and all_tasks:
@@ -382,6 +382,9 @@ def run_episodes(
             if ok and not keep_messages:
                 r.messages = None
         todo = [i for i, r in enumerate(results) if r is None]
+        while len(envs) < min(max_concurrency, len(todo)):  # built here, not in the workers: env constructors need not be thread-safe
+            envs.append(env_factory())
+            pool.put(envs[-1])
         writer = _TrajectoryWriter(trajectories_path, append) if trajectories_path else None
         guard = _AgentGuard()
 
@@ -389,12 +392,7 @@ def run_episodes(
             trial, tid = plan[i]
             opts = dict(options or {}, **({"task_id": tid} if tid is not None else {}))
             agent = agent_factory(seed + i)
-            try:
-                env = pool.get_nowait()
-            except queue.Empty:
-                env = env_factory()
-                with envs_lock:
-                    envs.append(env)
+            env = pool.get()  # one per worker: never empty for long
             try:
                 with guard.hold(agent):
                     result = _play_with_retries(env, agent, seed + i, trial, tid, opts or None,
@@ -620,6 +618,8 @@ def evaluate(
     cfg = RunConfig(env_id, agent, dict(env_kwargs or {}), seed, episodes, all_tasks, trials, dict(options or {}), max_retries)
     run_dir = None
     if output_dir is not None:
+        if trajectories_path is not None:
+            raise ValueError("give --trajectories or --output-dir (which holds trajectories.jsonl), not both")
         run_dir = Path(output_dir)
         if (run_dir / RUN_FILE).exists():
             raise ValueError(f"{run_dir} already holds a run; continue it with --resume {run_dir}, or pick a new --output-dir")
@@ -1216,10 +1216,15 @@ def report(run_dirs: Sequence[str | os.PathLike[str]], baseline: str | os.PathLi
         bgraded = [b for b in bres if not is_infra(b)]
         lines += ["", f"## Preference score (App. L) against {bcfg.agent} on {bcfg.env}", "",
                   "| env | agent | preference score |", "|---|---|---|"]
-        for (cfg, results), r in zip(runs, rows):
-            if cfg.env == bcfg.env:
-                graded = [e for e in results if not is_infra(e)]
-                lines.append(f"| {cfg.env} | {cfg.agent} | {preference_score(graded, bgraded):.4f} |")
+        pairs = {(b.task_id, b.trial) for b in bgraded}
+        for cfg, results in runs:
+            if cfg.env == bcfg.env:  # the episodes both runs graded (an infra failure on either side drops the pair)
+                graded = [e for e in results if not is_infra(e) and (e.task_id, e.trial) in pairs]
+                try:
+                    cell = f"{preference_score(graded, bgraded):.4f} ({len(graded)} episodes)"
+                except ValueError as e:  # no common episode, or other tools
+                    cell = f"n/a: {e}"
+                lines.append(f"| {cfg.env} | {cfg.agent} | {cell} |")
     planes = {}
     for r in rows:
         if r["n"]:

@@ -514,6 +514,6 @@ def test_report_tables_tau2_weighting_preference_and_plane(tmp_path):
     assert "hull vertices (cost ¢, accuracy %): (1.000, 25.0), (10.000, 100.0)" in text  # mid is under the chord
     assert f"| mid | 5.000 | 50.0 | {100 * hull_gap(0.5, 5.0, [pts[0], pts[2]]):+.1f} |" in text
     pref = preference_score(load_run(dear)[1], load_run(cheap)[1])
-    assert f"| ToolOrchestra-ToolScale-v0 | dear | {pref:.4f} |" in text
+    assert f"| ToolOrchestra-ToolScale-v0 | dear | {pref:.4f} (4 episodes) |" in text
     assert "Accuracy-cost plane: ToolOrchestra-Tau2" not in text  # one run per tau2 env: no plane
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
