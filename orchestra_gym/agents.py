@@ -233,14 +233,20 @@ def make_agent(name: str, seed: int = 0) -> Agent:
     Raises:
         ValueError: unknown name (lists the known ones).
     """
+    check_agent_name(name)
     if name == "random":
         return RandomAgent(seed)
     if name == "oracle":
         return OracleAgent()
     if name == "cascade":
         return CascadeAgent()
-    if name.startswith("expert-") or name.startswith("expert:"):
-        return ExpertAgent(name.replace("expert:", "", 1))
+    return ExpertAgent(name.replace("expert:", "", 1))
+
+
+def check_agent_name(name: str) -> None:
+    """Raise ValueError (listing the known agents) unless `make_agent` builds `name`."""
+    if name in ("random", "oracle", "cascade") or name.startswith("expert-") or name.startswith("expert:"):
+        return
     known = list(AGENT_NAMES) + [f"{k}:<{hint}>" for k, (_, hint) in sorted(_AGENT_KINDS.items())]
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known)}")
 
@@ -453,5 +459,5 @@ def agent_factory(spec: str, seed: int = 0, models: Any = None) -> AgentFactory:
                             close=first.close)
     if argument and kind in _AGENT_KINDS:
         return _AGENT_KINDS[kind][0](argument, seed, models)
-    make_agent(spec, seed)  # fail early on an unknown name
+    check_agent_name(spec)  # fail early on an unknown name
     return AgentFactory(spec, lambda i: make_agent(spec, seed + i))

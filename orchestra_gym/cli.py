@@ -1,12 +1,18 @@
-"""`orchestra eval` and `orchestra envs`: argument parsing and printing only (no JAX import).
+"""`orchestra eval`, `regrade`, `report` and `envs`: argument parsing and printing only (no JAX import).
 
-``orchestra eval --env ID --agent NAME --episodes N --seed S [--output-json PATH]
-[--trajectories PATH] [--env-kwargs JSON]`` runs `orchestra_gym.evaluation.evaluate` and prints
-its table (success rate, mean cost in USD, mean latency in seconds, tool-call mix; for HLE and
-FRAMES also the paper's Table 1 columns) with a progress bar, writes one JSON line per episode
-(transcript and final ``info``) to ``--trajectories``, and the summary JSON (keys
-``success_rate``, ``mean_cost_usd``, ``mean_latency_s``, ``tool_calls``, ...) to ``--output-json``.
-Episode i is reset with seed ``S + i``, so a run is reproducible.
+``orchestra eval --env ID --agent NAME --episodes N --seed S [--trials K] [--max-concurrency N]
+[--max-retries R] [--output-dir RUN_DIR] [--output-json PATH] [--trajectories PATH]
+[--env-kwargs JSON]`` runs `orchestra_gym.evaluation.evaluate` and prints its table (success
+rate, mean cost in USD, mean latency in seconds, tool-call mix, pass^k for K > 1, infra failures;
+for HLE and FRAMES also the paper's Table 1 columns) with a progress bar. ``--output-dir`` makes a
+run folder (``run.json``, ``trajectories.jsonl`` appended as each episode ends, ``summary.json``);
+``orchestra eval --resume RUN_DIR`` plays only what it lacks. Episode i is reset with seed
+``S + i``, so a run is reproducible, serial or concurrent.
+
+``orchestra regrade RUN_DIR`` recomputes grades and the summary from the stored trajectories
+(`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
+[--out DIR]`` writes the paper's tables as Markdown and the accuracy-cost plane as a PNG
+(`orchestra_gym.evaluation.report`).
 """
 
 from __future__ import annotations
@@ -19,41 +25,74 @@ from pathlib import Path
 import gymnasium as gym
 
 from orchestra_gym.agents import agent_factory
-from orchestra_gym.evaluation import evaluate, format_qa_table, format_table, jsonable
+from orchestra_gym.evaluation import evaluate, format_qa_table, format_table, jsonable, regrade, report, resume
 from orchestra_gym.registration import ENV_SPECS
 
 __all__ = ["main", "add_subcommands", "run_command"]
 
 
 def _eval(args: argparse.Namespace) -> int:
-    kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-    if args.data_path:
-        kwargs["data_path"] = args.data_path
-    if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
-        kwargs.setdefault("models", args.models)
-    factory = agent_factory(args.agent, args.seed, models=args.models)
-    try:
-        env_id, options = args.env or factory.env_id, {}
-        if env_id is None:
-            raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
-        if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
-            kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
-        elif factory.env_id is not None:
-            print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
-                  file=sys.stderr)
-        _, summary = evaluate(
-            env_id, factory, args.episodes, seed=args.seed, env_kwargs=kwargs, all_tasks=args.all_tasks,
-            trajectories_path=args.trajectories, progress=not args.no_progress, reset_options=options,
-        )
-    finally:
-        factory.close()
-    args.env = env_id
-    print(format_table(summary, args.env, args.agent))
-    if "qa" in summary:  # QA envs: the paper's Table 1 units (accuracy with a Wald 95% interval, cents, minutes, calls per model)
-        print(format_qa_table(summary["qa"], args.env, args.agent))
+    progress = not args.no_progress
+    if args.resume:
+        results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
+                                  max_retries=args.max_retries, progress=progress)
+    else:
+        if not args.agent:
+            raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
+        kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+        if args.data_path:
+            kwargs["data_path"] = args.data_path
+        if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
+            kwargs.setdefault("models", args.models)
+        factory = agent_factory(args.agent, args.seed, models=args.models)
+        try:
+            env_id, options = args.env or factory.env_id, {}
+            if env_id is None:
+                raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+            if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
+                kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
+            elif factory.env_id is not None:
+                print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
+                      file=sys.stderr)
+            results, summary = evaluate(
+                env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
+                all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
+                max_concurrency=args.max_concurrency, max_retries=args.max_retries or 0, output_dir=args.output_dir,
+                options=options, agents=lambda s: factory(s - args.seed),
+            )
+        finally:
+            factory.close()
+    _print_summary(summary)
     if args.output_json:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output_json).write_text(json.dumps(jsonable(summary), indent=2))
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
+    print(format_table(summary, summary["env"], summary["agent"]))
+    if summary.get("trials", 1) > 1:
+        print("pass^k: " + ", ".join(f"pass^{k} {v:.3f}" for k, v in summary["pass_hat_k"].items()))
+    if summary.get("infra_failures"):
+        print(f"infra failures (not counted as task failures): {summary['infra_failures']}")
+    if "qa" in summary:  # QA envs: the paper's Table 1 units (accuracy with a Wald 95% interval, cents, minutes, calls per model)
+        print(format_qa_table(summary["qa"], summary["env"], summary["agent"]))
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    summary = regrade(args.run_dir, env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else None)
+    _print_summary(summary)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    text = report(args.run_dirs, baseline=args.baseline, png_path=out / "frontier.png" if out else None)
+    if out is not None:
+        (out / "report.md").write_text(text, encoding="utf-8")
+    print(text, end="")
     return 0
 
 
@@ -64,13 +103,22 @@ def _envs(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(sub: "argparse._SubParsersAction") -> None:
-    """Add ``eval`` and ``envs`` to an argparse subparsers object (used by the `orchestra` script)."""
-    p = sub.add_parser("eval", help="run a baseline agent on an environment and print a table")
-    p.add_argument("--env", help="environment id, e.g. ToolOrchestra-ToolScale-v0 (default for policy:RUN_DIR: the run's env)")
-    p.add_argument("--agent", required=True, help="random | oracle | cascade | expert-<k> | llm:<model id> (an "
-                   "OpenAI-compatible endpoint of --models) | policy:RUN_DIR (a trained run, in its own setting)")
-    p.add_argument("--episodes", type=int, default=20)
+    """Add ``eval``, ``regrade``, ``report`` and ``envs`` to an argparse subparsers object (used by the `orchestra` script)."""
+    p = sub.add_parser("eval", help="run an agent on an environment and print a table")
+    p.add_argument("--env", help="environment id, e.g. ToolOrchestra-ToolScale-v0 (required unless --resume; default for "
+                   "policy:RUN_DIR: the run's env)")
+    p.add_argument("--agent", help="random | oracle | cascade | expert-<k> | llm:<model id> (an OpenAI-compatible endpoint "
+                   "of --models) | policy:RUN_DIR (a trained run, in its own setting); required unless --resume")
+    p.add_argument("--episodes", type=int, help="episodes (default 20); with --all-tasks the cap on tasks (0 = all)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trials", type=int, default=1, help="plays of each task; pass^k is reported for k = 1..trials")
+    p.add_argument("--max-concurrency", type=int, default=1, help="episodes played at once (threads; each model's "
+                   "max_concurrency of the models file still holds)")
+    p.add_argument("--max-retries", type=int, help="extra plays of an episode hit by an infrastructure failure "
+                   "(endpoint down after its retries, timeout) before it is recorded as an infra failure (default 0)")
+    p.add_argument("--output-dir", help="a new run folder: run.json, trajectories.jsonl (one line per episode, as it "
+                   "ends), summary.json")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a run folder: play only the episodes it lacks")
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
@@ -80,6 +128,15 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_eval)
+    g = sub.add_parser("regrade", help="recompute a run folder's grades and summary from its stored trajectories")
+    g.add_argument("run_dir", metavar="RUN_DIR")
+    g.add_argument("--env-kwargs", help="JSON object over the run's gym.make kwargs (e.g. a new judge_model for HLE/FRAMES)")
+    g.set_defaults(func=_regrade)
+    r = sub.add_parser("report", help="the paper's tables (Table 1, Table 15, preference score, accuracy-cost plane) over run folders")
+    r.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    r.add_argument("--baseline", metavar="RUN_DIR", help="run folder for the App. L preference score")
+    r.add_argument("--out", metavar="DIR", help="write report.md and frontier.png (the accuracy-cost plane) here")
+    r.set_defaults(func=_report)
     q = sub.add_parser("envs", help="list the registered environment ids")
     q.set_defaults(func=_envs)
 

@@ -373,6 +373,22 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
     return message, raw, pt, ct
 
 
+_SEMAPHORES: dict[tuple[str, str, int], threading.BoundedSemaphore] = {}
+_SEMAPHORES_LOCK = threading.Lock()
+
+
+def _shared_semaphore(url: str, model: str, limit: int) -> threading.BoundedSemaphore:
+    """The process's one semaphore of (endpoint URL, model, limit): every `OpenAIChatModel` of the
+    same model at the same endpoint with the same ``max_concurrency`` (each env of a concurrent
+    evaluation builds its own from the models file) shares it, so the model's limit holds across
+    them all."""
+    with _SEMAPHORES_LOCK:
+        sem = _SEMAPHORES.get((url, model, limit))
+        if sem is None:
+            sem = _SEMAPHORES[(url, model, limit)] = threading.BoundedSemaphore(limit)
+        return sem
+
+
 class OpenAIChatModel:
     """A chat model behind an OpenAI-compatible endpoint (POST ``{base_url}/chat/completions``).
 
@@ -387,7 +403,9 @@ class OpenAIChatModel:
         price_id: id to look the price up under, when it differs from the served model name.
         timeout_s: per-attempt HTTP timeout in seconds.
         max_retries: retries after the first attempt (timeouts, connection errors, 429, 5xx).
-        max_concurrency: most requests in flight at once from this object (sync and async each).
+        max_concurrency: most requests in flight at once (sync: across every object of this model
+            at this endpoint with this limit in the process, e.g. the experts of the envs of a
+            concurrent evaluation; async: per object and event loop).
         retry: full `RetryPolicy` (overrides `timeout_s` / `max_retries`).
         default_sampling: sampling arguments merged under each call's own.
 
@@ -431,7 +449,7 @@ class OpenAIChatModel:
         self.max_concurrency = max_concurrency
         self._price()  # fail early on a model without a price
         self._rng = random.Random(seed)
-        self._sem = threading.BoundedSemaphore(max_concurrency)
+        self._sem = _shared_semaphore(self.url, model, max_concurrency)
         self._async_sems: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (
             weakref.WeakKeyDictionary()
         )
@@ -452,7 +470,7 @@ class OpenAIChatModel:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._sem = threading.BoundedSemaphore(self.max_concurrency)
+        self._sem = _shared_semaphore(self.url, self.model, self.max_concurrency)
         self._async_sems = weakref.WeakKeyDictionary()
         self._client = None
         self._client_lock = threading.Lock()

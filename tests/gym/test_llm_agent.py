@@ -405,6 +405,9 @@ def test_transformers_serve_end_to_end(served, tmp_path):
     assert s_junk["success_rate"] == 0.0 and s_junk["tool_calls"] == {}
     assert [m["content"] for m in recs_junk[0]["messages"] if m["role"] == "assistant"] == [REPLY_JUNK] * 2
     # a reply that crashes the server's own tool parser (HTTP 500, retried): an orchestrator error, no exception
-    s_crash, _ = _eval(models, "llm:tiny-crash", tmp_path / "crash")
-    assert s_crash["end_reasons"] == {"orchestrator_error": 2} and s_crash["parse_errors"] == 0.0
+    # is an infrastructure failure: reported apart, never counted as a task failure (evaluation.is_infra)
+    s_crash, recs_crash = _eval(models, "llm:tiny-crash", tmp_path / "crash")
+    assert s_crash["infra_failures"] == 2 and s_crash["episodes"] == 0
+    assert [r["end_reason"] for r in recs_crash] == ["orchestrator_error"] * 2
+    assert all(r["infra_error"] and r["parse_errors"] == 0.0 for r in recs_crash)
     print(f"transformers serve end to end: {time.monotonic() - t0:.1f} s for 4 runs of 2 episodes")

@@ -202,6 +202,22 @@ def test_sync_concurrency_is_bounded(server):
     assert server.max_in_flight == 2
 
 
+def test_the_limit_holds_across_objects_of_one_model(server):
+    """Each env of a concurrent evaluation builds its own model object from the models file: the
+    model's max_concurrency holds across all of them (one semaphore per endpoint, model and limit)."""
+    server.queue_fault("delay", seconds=0.2, times=6)
+    models = [OpenAIChatModel("gpt-5", server.base_url, max_concurrency=2, retry=fast_retry()) for _ in range(3)]
+    threads = [threading.Thread(target=lambda i=i: models[i % 3].complete([Message("user", f"q{i}")])) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert server.max_in_flight == 2 and server.count == 6
+    assert models[0]._sem is models[2]._sem
+    assert OpenAIChatModel("gpt-5", server.base_url, max_concurrency=3)._sem is not models[0]._sem
+    assert OpenAIChatModel("gpt-5-mini", server.base_url, max_concurrency=2)._sem is not models[0]._sem
+
+
 def test_async_concurrency_is_bounded(server):
     server.queue_fault("delay", seconds=0.2, times=6)
     m = OpenAIChatModel("gpt-5", server.base_url, max_concurrency=3, retry=fast_retry())
