@@ -24,24 +24,31 @@ __all__ = ["Tau2Environment", "DOMAINS", "DomainSpec", "get_domain"]
 
 @dataclass(frozen=True)
 class DomainSpec:
-    """A tau2 domain: its toolkit class and the data model of its database tables."""
+    """A tau2 domain: its toolkit class and the data model of its database tables.
+
+    ``environment``: a `Tau2Environment` subclass that `Tau2Environment(domain)` builds instead
+    (dual-control domains with user tools: telecom); None for the plain environment.
+    """
 
     name: str
     toolkit: type[Tau2Toolkit]
     tables: dict[str, Schema]
+    environment: type | None = None
 
 
 def _domains() -> dict[str, DomainSpec]:
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
+    from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomEnvironment, TelecomTools
 
     return {
         "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
         "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
+        "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES, TelecomEnvironment),
     }
 
 
-DOMAINS: tuple[str, ...] = ("mock", "retail")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "telecom")
 _SPECS: dict[str, DomainSpec] = {}
 
 
@@ -82,6 +89,13 @@ class Tau2Environment:
     Attributes:
         domain, task_id, tools (the toolkit, whose ``db`` is a `CowDB`), policy (markdown str).
     """
+
+    def __new__(cls, domain: str = "", *args: Any, **kwargs: Any) -> "Tau2Environment":
+        if cls is Tau2Environment and domain:
+            custom = get_domain(domain).environment
+            if custom is not None:
+                cls = custom
+        return super().__new__(cls)
 
     def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None):
         self.spec = get_domain(domain)
@@ -129,9 +143,10 @@ class Tau2Environment:
             for s in self.tools.openai_schemas()
         ]
 
-    def tool_type(self, name: str) -> str | None:
-        """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool."""
-        return self.tools.tool_type(name)
+    def tool_type(self, name: str, requestor: str = "assistant") -> str | None:
+        """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool
+        (or, in these domains, when ``requestor`` is not ``"assistant"``)."""
+        return self.tools.tool_type(name) if requestor == "assistant" else None
 
     # ------------------------------------------------------------------------------------------
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> ToolResult:
@@ -156,6 +171,11 @@ class Tau2Environment:
             content, error = self.tools.invoke(name, arguments)
         return ToolResult(content=content, error=error, metadata={"tool_type": self.tools.tool_type(name)})
 
+    def make_tool_call(self, name: str, arguments: dict[str, Any] | None = None,
+                       requestor: str = "assistant") -> ToolResult:
+        """The call as tau2's evaluator makes gold calls (``make_tool_call``); here the same as `call_tool`."""
+        return self.call_tool(name, arguments, requestor)
+
     def db_hash(self) -> str:
         """tau2 v0.2.0 database hash: sha256 of ``json.dumps(db, sort_keys=True, default=str)``, hex."""
         return self.db.hash()
@@ -166,7 +186,7 @@ class Tau2Environment:
 
     def fork(self) -> "Tau2Environment":
         """An independent copy of this environment (cost proportional to the records written)."""
-        new = object.__new__(Tau2Environment)
+        new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.tools = self.spec.toolkit(self.db.fork())
         return new
