@@ -80,17 +80,21 @@ def task_from_raw(raw: dict[str, Any], domain: str) -> Task:
     )
 
 
-def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None) -> list[Task]:
+def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None, task_set: str = "base") -> list[Task]:
     """All tasks of a tau2 domain, in file order.
 
     Args:
-        domain: ``"mock"`` or ``"retail"`` (any folder under ``domains/`` with a tasks file works).
+        domain: ``"mock"``, ``"retail"``, ``"telecom"`` (any folder under ``domains/`` with a tasks
+            file works).
         data_dir: tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR`` or
             ``<repo>/../shared/data/tau2``.
+        task_set: ``"base"`` (the domain's default set), or telecom's ``"small"`` / ``"full"``
+            (see `orchestra_gym.domains.tau2.data.TASK_SETS`).
 
     Raises:
-        FileNotFoundError: the domain folder or its tasks file is missing.
+        FileNotFoundError: the domain folder or the set's tasks file is missing.
+        ValueError: unknown ``task_set``.
     """
     from orchestra_gym.domains.tau2.data import load_raw_tasks
 
-    return [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir)]
+    return [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir, task_set)]

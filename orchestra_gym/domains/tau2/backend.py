@@ -30,7 +30,8 @@ class Tau2Backend:
 
     Attributes:
         task, tools (`ToolSpec` list in tau2's order, kinds read / write / generic; includes
-        ``transfer_to_human_agents``), policy (markdown), env (the live `Tau2Environment`).
+        ``transfer_to_human_agents``), policy (markdown), env (the live `Tau2Environment`),
+        user_tools (the user's own tools as `ToolSpec`s in dual-control domains (telecom); else []).
     """
 
     def __init__(self, task: Task | str, domain: str | None = None,
@@ -51,9 +52,13 @@ class Tau2Backend:
         self.env = Tau2Environment.from_task(task, self.domain, data_dir)
         self.tools: list[ToolSpec] = self.env.tool_specs()
         self.policy: str = self.env.policy
+        user_specs = getattr(self.env, "user_tool_specs", None)
+        self.user_tools: list[ToolSpec] = user_specs() if user_specs is not None else []
 
     def call_tool(self, name: str, arguments: dict[str, Any], requestor: str = "assistant") -> ToolResult:
-        """Run a domain tool on the episode's database; content and error exactly as tau2. Never raises."""
+        """Run a domain tool on the episode's database(s); content and error exactly as tau2. Never raises.
+
+        ``requestor="user"`` runs one of the user's own tools (dual control)."""
         if not isinstance(name, str):
             return ToolResult(content=f"Error: Tool '{name}' not found.", error=True, metadata={"tool_type": None})
         return self.env.call_tool(name, arguments, requestor)
@@ -61,7 +66,7 @@ class Tau2Backend:
     def grade(
         self,
         agent_messages: list[str],
-        trajectory: list[ToolCall],
+        trajectory: Sequence[ToolCall | dict[str, Any]],
         *,
         termination: str | None = None,
         transcript: Sequence[Message | dict[str, Any]] | None = None,

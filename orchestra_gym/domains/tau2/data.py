@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["data_dir", "reference_dir", "domain_dir", "read_data_file", "load_raw_tasks", "load_policy"]
+__all__ = ["data_dir", "reference_dir", "domain_dir", "read_data_file", "load_raw_tasks", "load_policy", "TASK_SETS"]
 
 _REPO = Path(__file__).resolve().parents[3]
 
@@ -101,9 +101,38 @@ def db_path(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     return _first_existing(domain_dir(domain, path), ["db.json", "db.toml"])
 
 
-def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The domain's ``tasks.json`` (or ``tasks_small.json`` / ``.toml``) as parsed, shared and read-only."""
-    f = _first_existing(domain_dir(domain, path), ["tasks.json", "tasks.toml", "tasks_small.json"])
+#: tau2 task sets -> the files that hold them, first found wins: ``base`` is each domain's default
+#: set (v0.2.0 ``tasks.json``; telecom's 114 tasks), ``small`` and ``full`` are telecom's
+#: ``tasks_small.json`` (20 tasks) and ``tasks_full.json`` (2285 tasks, shipped by later tau2 releases).
+TASK_SETS: dict[str, tuple[str, ...]] = {
+    "base": ("tasks.json", "tasks.toml", "tasks_small.json"),
+    "small": ("tasks_small.json",),
+    "full": ("tasks_full.json",),
+}
+
+
+def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None, task_set: str = "base") -> list[dict[str, Any]]:
+    """The tasks of one task set of the domain (see `TASK_SETS`) as parsed, shared and read-only.
+
+    Raises:
+        ValueError: unknown ``task_set`` (the message lists the known ones).
+        FileNotFoundError: the set's file is missing (the message names the file and the domain).
+    """
+    files = TASK_SETS.get(task_set)
+    if files is None:
+        from orchestra_gym.errors import did_you_mean
+
+        raise ValueError(f"unknown tau2 task set {task_set!r}{did_you_mean(task_set, TASK_SETS)}; "
+                         f"known: {list(TASK_SETS)}")
+    folder = domain_dir(domain, path)
+    try:
+        f = _first_existing(folder, list(files))
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"tau2 task set {task_set!r} of domain {domain!r} needs {' or '.join(files)} in {folder}"
+            + (" (tau2-bench v1.0.x ships the 2285-task set as telecom/tasks.json; copy it there as tasks_full.json)"
+               if task_set == "full" else "")
+        ) from None
     tasks = read_data_file(f)
     if isinstance(tasks, dict) and "tasks" in tasks:
         tasks = tasks["tasks"]

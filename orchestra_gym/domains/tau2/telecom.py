@@ -458,6 +458,18 @@ class TelecomEnvironment(Tau2Environment):
                          kind=self.user_tools.tool_type(s["function"]["name"]).lower())
                 for s in self.user_tools.openai_schemas()]
 
+    def user_requests(self) -> tuple[Any, ...]:
+        """How the scripted user recognises requests for its tools (`telecom_user.user_requests`)."""
+        from orchestra_gym.domains.tau2.telecom_user import user_requests
+
+        return user_requests()
+
+    def user_request_text(self, name: str, arguments: dict[str, Any]) -> str:
+        """An agent's request for one user action (`telecom_user.request_text`)."""
+        from orchestra_gym.domains.tau2.telecom_user import request_text
+
+        return request_text(name, arguments)
+
     def tool_type(self, name: str, requestor: str = "assistant") -> str | None:
         """tau2 tool type of an agent tool (``requestor="assistant"``) or a user tool (``"user"``)."""
         kit = {"assistant": self.tools, "user": self.user_tools}.get(requestor)
