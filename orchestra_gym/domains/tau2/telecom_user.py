@@ -789,7 +789,10 @@ def _permission_arguments(text: str) -> list[dict[str, Any]]:
     apps = _app_names(text)
     if not apps:
         return []
-    perms = sorted((m.start(), p) for p in APP_PERMISSIONS for m in [re.search(rf"\b{p}\b", text, re.I)] if m)
+    # permissions named in the sentences that speak of permissions, "your phone" is not one
+    scope = " ".join(part for part in re.split(r"[.?!]", text) if re.search(r"permission", part, re.I))
+    scope = re.sub(r"\b(?:your|the|my|this) phone\b", "", scope, flags=re.I)
+    perms = sorted((m.start(), p) for p in APP_PERMISSIONS for m in [re.search(rf"\b{p}\b", scope, re.I)] if m)
     return [{"app_name": apps[0], "permission": p} for _, p in perms]
 
 
@@ -874,7 +877,7 @@ def request_text(name: str, arguments: dict[str, Any]) -> str:
     """The message an agent sends to ask the user for one of their tool actions (used by the oracle).
 
     It names the action in words and the tool itself, e.g. ``Could you please toggle airplane mode
-    (`toggle_airplane_mode`) and tell me what your phone shows?``; the scripted user recognises both.
+    (`toggle_airplane_mode`) and tell me what you see?``; the scripted user recognises both.
 
     Raises:
         ValueError: ``name`` is not a user tool (the message lists them).
@@ -886,4 +889,4 @@ def request_text(name: str, arguments: dict[str, Any]) -> str:
         phrase = name.replace("_", " ")
     else:
         phrase = phrase.format(**{k: str(v) for k, v in arguments.items()})
-    return f"Could you please {phrase} (`{name}`) and tell me what your phone shows?"
+    return f"Could you please {phrase} (`{name}`) and tell me what you see?"
