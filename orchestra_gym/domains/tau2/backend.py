@@ -24,7 +24,7 @@ class Tau2Backend:
 
     Args:
         task: the task (`orchestra_gym.tasks.tau2.load_tau2_tasks`), or a task id of ``domain``.
-        domain: ``"mock"`` or ``"retail"``; default ``task.domain``.
+        domain: ``"mock"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
         data_dir: tau2 data folder (see `Tau2Environment`).
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
 
