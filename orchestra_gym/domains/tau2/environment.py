@@ -53,7 +53,7 @@ _SPECS: dict[str, DomainSpec] = {}
 
 
 def get_domain(domain: str) -> DomainSpec:
-    """The `DomainSpec` of ``"mock"`` or ``"retail"``.
+    """The `DomainSpec` of a domain in `DOMAINS`.
 
     Raises:
         ValueError: unknown domain (the message lists the known ones).
@@ -70,10 +70,13 @@ _KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "gener
 
 
 class Tau2Environment:
-    """A tau2 domain (``mock`` or ``retail``) with a fresh database, optionally at a task's initial state.
+    """A tau2 domain (``mock``, ``retail``, ``telecom``) with a fresh database, optionally at a task's initial state.
+
+    ``Tau2Environment("telecom", ...)`` returns a `orchestra_gym.domains.tau2.telecom.TelecomEnvironment`
+    (the domain's ``DomainSpec.environment``), which adds the user's tools and database.
 
     Args:
-        domain: ``"mock"`` or ``"retail"``.
+        domain: ``"mock"``, ``"retail"`` or ``"telecom"``.
         data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR`` or
             ``<repo>/../shared/data/tau2``.
         task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:
@@ -228,6 +231,9 @@ class Tau2Environment:
                     merged = deep_update(cur, rec) if isinstance(cur, dict) and isinstance(rec, dict) else rec
                     self.db.put(name, key, schema.normalise(merged) if schema is not None else merged)
             else:
+                schema = self.spec.tables.get(name)
+                if schema is not None and isinstance(value, list):  # a list of records (telecom): replaced
+                    value = [schema.normalise(v) for v in value]
                 self.db.set_scalar(name, value)
 
     def set_state(
