@@ -41,9 +41,13 @@ class Tau2Backend:
                 raise ValueError("Tau2Backend(task_id, ...) needs domain= ('mock' or 'retail')")
             from orchestra_gym.tasks.tau2 import load_tau2_tasks
 
-            found = [t for t in load_tau2_tasks(domain, data_dir) if t.id == task]
+            tasks = load_tau2_tasks(domain, data_dir)
+            found = [t for t in tasks if t.id == task]
             if not found:
-                raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}")
+                from orchestra_gym.errors import did_you_mean
+
+                raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}"
+                                 f"{did_you_mean(task, [t.id for t in tasks], n=3)}")
             task = found[0]
         self.task: Task = task
         self.domain = domain or task.domain

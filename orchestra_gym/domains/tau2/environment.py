@@ -306,5 +306,8 @@ def find_raw_task(domain: str, task_id: str, data_dir: Any = None) -> dict[str, 
     for t in tasks:
         if str(t.get("id")) == str(task_id):
             return t
+    from orchestra_gym.errors import did_you_mean
+
     ids = [str(t.get("id")) for t in tasks]
-    raise ValueError(f"unknown task id {task_id!r} in tau2 domain {domain!r}; {len(ids)} tasks, e.g. {ids[:10]}")
+    raise ValueError(f"unknown task id {task_id!r} in tau2 domain {domain!r}{did_you_mean(task_id, ids, n=3)}; "
+                     f"{len(ids)} tasks, e.g. {ids[:10]}")

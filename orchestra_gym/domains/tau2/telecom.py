@@ -444,6 +444,9 @@ class TelecomEnvironment(Tau2Environment):
         from orchestra_gym.domains.tau2 import data
 
         folder = data.domain_dir(self.domain, self.data_dir)
+        for name in ("main_policy.md", "tech_support_manual.md"):
+            if not (folder / name).is_file():
+                raise FileNotFoundError(f"tau2 domain {self.domain!r}: {name} not found in {folder}")
         main = (folder / "main_policy.md").read_text(encoding="utf-8")
         manual = (folder / "tech_support_manual.md").read_text(encoding="utf-8")
         return (f"<main_policy>\n{main}\n</main_policy>\n"

@@ -635,7 +635,7 @@ class TelecomUserTools(Tau2Toolkit):
         permission = permission.lower()
         if not app:
             return False, f"App '{app_name}' not found. Cannot remove permission."
-        if permission not in app["permissions"]:
+        if permission not in app["permissions"]:  # tau2 checks hasattr(): model method names pass there, then fail
             return False, f"Permission '{permission}' not tracked for app '{app_name}'."
         self._own("device")["app_statuses"][app_name]["permissions"][permission] = False
         return True, f"Permission '{permission}' removed from app '{app_name}'."

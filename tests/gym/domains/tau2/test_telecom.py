@@ -345,3 +345,15 @@ def test_backend_exposes_the_user_tools():
     assert [t.name for t in backend.tools][-1] == "refuel_data" and len(backend.user_tools) == 30
     assert backend.call_tool("toggle_data", {}, requestor="user").content.startswith("Mobile Data is now ON.")
     assert backend.call_tool("toggle_data", {}).content == "Error: Tool 'toggle_data' not found."
+
+
+def test_missing_files_and_unknown_task_ids_are_named(tmp_path):
+    folder = tmp_path / "domains" / "telecom"
+    shutil.copytree(DATA / "domains" / "telecom", folder)
+    (folder / "tech_support_manual.md").unlink()
+    with pytest.raises(FileNotFoundError, match="tau2 domain 'telecom': tech_support_manual.md not found"):
+        Tau2Environment("telecom", data_dir=tmp_path).policy  # noqa: B018
+    with pytest.raises(ValueError, match=r"did you mean '\[service_issue\]airplane_mode_on"):
+        Tau2Environment("telecom", task_id="[service_issue]airplane_mode_on[PERSONA:Nne]")
+    with pytest.raises(ValueError, match="did you mean"):
+        Tau2Backend("[service_issue]airplane_mode_on[PERSONA:Nne]", domain="telecom")
