@@ -530,7 +530,7 @@ class TelecomEnvironment(Tau2Environment):
                 if name not in TELECOM_USER_TABLES:
                     raise ValueError(f"initialization_data.user_data: unknown part {name!r}; known: "
                                      f"{list(TELECOM_USER_TABLES)}")
-                merged = deep_update(self.user_tools._read(name), value)
+                merged = deep_update(self.user_tools.part(name), value)
                 self.user_tools.db.scalars[name] = TELECOM_USER_TABLES[name].normalise(merged)
             initialization_data = {k: v for k, v in initialization_data.items() if k != "user_data"}
         super().set_state(initialization_data, initialization_actions, message_history)

@@ -174,17 +174,19 @@ class TelecomUserTools(Tau2Toolkit):
     """The user's own tools in tau2's ``telecom`` domain (class name as in tau2, used in argument-error texts).
 
     The database is a `CowDB` with two top-level models, ``device`` and ``surroundings``; the
-    first write to either copies it for the episode (`_own`).
+    first write to either copies it for the episode (`own`); `part` reads one.
     """
 
     SCHEMAS = TELECOM_USER_TOOLS
 
     # -- storage --------------------------------------------------------------------------------
-    def _read(self, name: str) -> dict[str, Any]:
+    def part(self, name: str) -> dict[str, Any]:
+        """``device`` or ``surroundings`` as it is now (read-only)."""
         own = self.db.scalars.get(name)
         return own if own is not None else self.db.snapshot.tables[name]
 
-    def _own(self, name: str) -> dict[str, Any]:
+    def own(self, name: str) -> dict[str, Any]:
+        """The episode's own, writable copy of ``device`` or ``surroundings`` (copied on the first write)."""
         if name not in self.db.scalars:
             self.db.scalars[name] = copy_json(self.db.snapshot.tables[name])
         return self.db.scalars[name]
@@ -192,19 +194,19 @@ class TelecomUserTools(Tau2Toolkit):
     @property
     def device(self) -> dict[str, Any]:
         """The phone's state (read-only view)."""
-        return self._read("device")
+        return self.part("device")
 
     @property
     def surroundings(self) -> dict[str, Any]:
         """Where the user is and what the carrier allows (read-only view)."""
-        return self._read("surroundings")
+        return self.part("surroundings")
 
     def _set(self, part: str, **values: Any) -> None:
         """Write fields of ``device`` or ``surroundings`` (copying it only when a value changes)."""
-        cur = self._read(part)
+        cur = self.part(part)
         changed = {k: v for k, v in values.items() if k not in cur or type(cur[k]) is not type(v) or cur[k] != v}
         if changed:
-            self._own(part).update(changed)
+            self.own(part).update(changed)
 
     def set_surroundings(self, **values: Any) -> None:
         """Write ``surroundings`` fields (used by the environment's sync)."""
@@ -460,7 +462,7 @@ class TelecomUserTools(Tau2Toolkit):
 
     def _edit_apn(self, attribute: str, value: Any) -> None:
         self._apn(attribute)
-        self._own("device")["active_apn_settings"][attribute] = value
+        self.own("device")["active_apn_settings"][attribute] = value
 
     @tool("READ")
     def check_apn_settings(self) -> str:
@@ -474,7 +476,7 @@ class TelecomUserTools(Tau2Toolkit):
         """Replace the APN settings (validated as tau2's ``APNSettings``; QUIRK 2 for a non-dict), then search."""
         if isinstance(apn_settings, dict):
             apn_settings = _apn_from_dict(apn_settings)
-        self._own("device")["active_apn_settings"] = apn_settings
+        self.own("device")["active_apn_settings"] = apn_settings
         text = f"APN settings set to: {_enum_value(_attr(apn_settings, 'apn_name'))}"
         self.simulate_network_search()
         return self._with_bar(text)
@@ -581,7 +583,7 @@ class TelecomUserTools(Tau2Toolkit):
         self.connect_vpn()
         details = self.device["vpn_details"]
         _attr(details, "server_performance")
-        self._own("device")["vpn_details"]["server_performance"] = "poor"
+        self.own("device")["vpn_details"]["server_performance"] = "poor"
         return "VPN connection broken."
 
     # -- apps -----------------------------------------------------------------------------------
@@ -626,7 +628,7 @@ class TelecomUserTools(Tau2Toolkit):
         if permission not in available:
             return self._with_bar(f"Error. Permission '{permission}' not tracked for app '{app_name}', available "
                                   f"permissions: {available}")
-        self._own("device")["app_statuses"][app_name]["permissions"][permission] = True
+        self.own("device")["app_statuses"][app_name]["permissions"][permission] = True
         return self._with_bar(f"Success. Permission '{permission}' granted to app '{app_name}'.")
 
     def remove_app_permission(self, app_name: str, permission: str) -> tuple[bool, str]:
@@ -637,7 +639,7 @@ class TelecomUserTools(Tau2Toolkit):
             return False, f"App '{app_name}' not found. Cannot remove permission."
         if permission not in app["permissions"]:  # tau2 checks hasattr(): model method names pass there, then fail
             return False, f"Permission '{permission}' not tracked for app '{app_name}'."
-        self._own("device")["app_statuses"][app_name]["permissions"][permission] = False
+        self.own("device")["app_statuses"][app_name]["permissions"][permission] = False
         return True, f"Permission '{permission}' removed from app '{app_name}'."
 
     # -- MMS ------------------------------------------------------------------------------------
@@ -666,7 +668,7 @@ class TelecomUserTools(Tau2Toolkit):
         lines = []
         if self._apn("reset_at_reboot")["reset_at_reboot"]:
             lines.append("Resetting APN settings...")
-            self._own("device")["active_apn_settings"] = _APN.normalise({})
+            self.own("device")["active_apn_settings"] = _APN.normalise({})
         lines.append("Restarting network services...")
         self._set("device", network_connection_status="searching")
         self.simulate_network_search()
@@ -704,7 +706,7 @@ class TelecomUserTools(Tau2Toolkit):
         request = self.surroundings["payment_request"]
         if request is None:
             return "You do not have a payment request."
-        self._own("surroundings")["payment_request"]["paid"] = True
+        self.own("surroundings")["payment_request"]["paid"] = True
         return f"Payment of {request['amount_due']} USD has been made for bill {request['bill_id']}."
 
     # -- env-assertion helpers (not tools) ------------------------------------------------------
