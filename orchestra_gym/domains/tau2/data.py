@@ -112,7 +112,9 @@ TASK_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
-def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None, task_set: str = "base") -> list[dict[str, Any]]:
+def load_raw_tasks(
+    domain: str, path: str | os.PathLike[str] | None = None, task_set: str = "base"
+) -> list[dict[str, Any]]:
     """The tasks of one task set of the domain (see `TASK_SETS`) as parsed, shared and read-only.
 
     Raises:

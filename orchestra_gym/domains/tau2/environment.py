@@ -26,25 +26,27 @@ __all__ = ["Tau2Environment", "DOMAINS", "DomainSpec", "get_domain"]
 class DomainSpec:
     """A tau2 domain: its toolkit class and the data model of its database tables.
 
-    ``environment``: a `Tau2Environment` subclass that `Tau2Environment(domain)` builds instead
-    (dual-control domains with user tools: telecom); None for the plain environment.
+    ``environment``: ``"module:Class"`` of a `Tau2Environment` subclass that `Tau2Environment(domain)`
+    builds instead (dual-control domains with user tools: telecom), imported on first use (so this
+    module never imports it); None for the plain environment.
     """
 
     name: str
     toolkit: type[Tau2Toolkit]
     tables: dict[str, Schema]
-    environment: type | None = None
+    environment: str | None = None
 
 
 def _domains() -> dict[str, DomainSpec]:
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
-    from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomEnvironment, TelecomTools
+    from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomTools
 
     return {
         "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
         "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
-        "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES, TelecomEnvironment),
+        "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES,
+                              "orchestra_gym.domains.tau2.telecom_env:TelecomEnvironment"),
     }
 
 
@@ -72,7 +74,7 @@ _KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "gener
 class Tau2Environment:
     """A tau2 domain (``mock``, ``retail``, ``telecom``) with a fresh database, optionally at a task's initial state.
 
-    ``Tau2Environment("telecom", ...)`` returns a `orchestra_gym.domains.tau2.telecom.TelecomEnvironment`
+    ``Tau2Environment("telecom", ...)`` returns a `orchestra_gym.domains.tau2.telecom_env.TelecomEnvironment`
     (the domain's ``DomainSpec.environment``), which adds the user's tools and database.
 
     Args:
@@ -97,7 +99,10 @@ class Tau2Environment:
         if cls is Tau2Environment and domain:
             custom = get_domain(domain).environment
             if custom is not None:
-                cls = custom
+                import importlib
+
+                module, name = custom.split(":")
+                cls = getattr(importlib.import_module(module), name)
         return super().__new__(cls)
 
     def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None):
