@@ -856,7 +856,8 @@ def user_requests() -> tuple[Any, ...]:
           arguments=_permission_arguments),
         R("can_send_mms", (r"\b(?:send|sending)\b[^.?!]{0,20}\b(?:mms|picture message)", r"\bmms\b[^.?!]{0,20}\bwork")),
         R("reboot_device", (r"\b(?:reboot|restart)\b",)),
-        R("check_payment_request", (r"(?:check|see|have|received?)\b[^.?!]{0,30}\bpayment request",)),
+        R("check_payment_request", (r"\b(?:check|see if|do you (?:have|see)|whether you (?:have|received?))\b"
+                                    r"[^.?!]{0,30}\bpayment request",)),
         R("make_payment", (r"\b(?:make|complete|submit)\b[^.?!]{0,20}\bpayment\b", r"\bpay (?:the|your|it|this|that)\b")),
     )
 

@@ -242,6 +242,9 @@ def _user(act_log, requests=None):
     ("Could you check the permissions of the messaging app?", ("check_app_permissions", {"app_name": "messaging"})),
     ("Please try sending an MMS.", ("can_send_mms", {})),
     ("I sent you a payment request; please make the payment.", ("make_payment", {})),
+    ("I have sent you a payment request. Please make the payment.", ("make_payment", {})),
+    ("Could you check whether you received a payment request?", ("check_payment_request", {})),
+    ("Let's toggle Airplane Mode on and then off again.", ("toggle_airplane_mode", {})),
 ])
 def test_scripted_user_recognises_natural_requests(text, call):
     user = ScriptedUser({}, requests=user_requests(), act=lambda n, a: None)
