@@ -14,7 +14,8 @@ from typing import Any
 from orchestra_gym.domains.tau2 import data
 from orchestra_gym.domains.tau2.db import CowDB, Snapshot, deep_update
 from orchestra_gym.domains.tau2.environment import Tau2Environment
-from orchestra_gym.domains.tau2.telecom_user import TELECOM_USER_TABLES, TelecomUserTools, request_text, user_requests
+from orchestra_gym.domains.tau2.telecom_requests import request_text, user_requests
+from orchestra_gym.domains.tau2.telecom_user import TELECOM_USER_TABLES, TelecomUserTools
 from orchestra_gym.types import ToolResult, ToolSpec
 
 __all__ = ["TelecomEnvironment", "load_user_snapshot"]
@@ -85,11 +86,11 @@ class TelecomEnvironment(Tau2Environment):
                 for s in self.user_tools.openai_schemas()]
 
     def user_requests(self) -> tuple[Any, ...]:
-        """How the scripted user recognises requests for its tools (`telecom_user.user_requests`)."""
+        """How the scripted user recognises requests for its tools (`telecom_requests.user_requests`)."""
         return user_requests()
 
     def user_request_text(self, name: str, arguments: dict[str, Any]) -> str:
-        """An agent's request for one user action (`telecom_user.request_text`)."""
+        """An agent's request for one user action (`telecom_requests.request_text`)."""
         return request_text(name, arguments)
 
     def tool_type(self, name: str, requestor: str = "assistant") -> str | None:

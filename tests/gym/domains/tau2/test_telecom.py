@@ -22,7 +22,7 @@ from orchestra_gym.domains.tau2 import Tau2Backend, Tau2Environment, evaluate
 from orchestra_gym.domains.tau2.data import data_dir, reference_dir
 from orchestra_gym.domains.tau2.evaluation import gold_environment
 from orchestra_gym.domains.tau2.telecom_env import TelecomEnvironment
-from orchestra_gym.domains.tau2.telecom_user import request_text, user_requests
+from orchestra_gym.domains.tau2.telecom_requests import request_text, user_requests
 from orchestra_gym.tasks.tau2 import load_tau2_tasks
 from orchestra_gym.tools.models import parse_models
 from orchestra_gym.users import ScriptedUser
