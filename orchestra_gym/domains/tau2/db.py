@@ -154,7 +154,8 @@ class Snapshot:
     """An immutable, normalised database (never mutated after construction).
 
     Attributes:
-        tables: table name -> {key: record}; the top-level values of the database object.
+        tables: table name -> {key: record} (or a list of records); the top-level values of the
+            database object.
         path: file it was read from (or None).
     """
 
@@ -167,7 +168,9 @@ class Snapshot:
         self.tables: dict[str, Any] = {}
         for name, value in data.items():
             sch = tables.get(name)
-            if sch is not None:
+            if sch is not None and isinstance(value, list):  # a list of records (telecom)
+                value = [sch.normalise(v) for v in value]
+            elif sch is not None:
                 value = {k: sch.normalise(v) for k, v in value.items()}
             self.tables[name] = value
         self._fragments: dict[str, dict[str, str]] = {}

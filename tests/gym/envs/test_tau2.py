@@ -1,4 +1,4 @@
-"""ToolOrchestra-Tau2-{Mock,Airline,Retail}-v0: check_env, the oracle on every retail and airline task, splits,
+"""ToolOrchestra-Tau2-{Mock,Airline,Retail,Telecom}-v0: check_env, the oracle on every retail and airline task, splits,
 the LLM user over HTTP."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.mark.parametrize("env_id", ["ToolOrchestra-Tau2-Mock-v0", "ToolOrchestra-Tau2-Retail-v0",
-                                    "ToolOrchestra-Tau2-Airline-v0"])
+                                    "ToolOrchestra-Tau2-Airline-v0", "ToolOrchestra-Tau2-Telecom-v0"])
 def test_check_env(env_id):
     check_env(gym.make(env_id, data_dir=DATA).unwrapped)
 
