@@ -17,6 +17,8 @@ Agents:
       (function-calling envs: ToolScale, tau2).
     * ``cascade``: cheapest-first; calls the cheapest expert, and escalates to the next dearer
       one for the rest of the episode after an expert's action fails (function-calling envs).
+    * ``delegating``: every turn delegates to an expert drawn uniformly at random (seeded); the
+      demonstrator of the trainer's supervised warm start (function-calling envs).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import numpy as np
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.types import ToolCall
 
-__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "make_agent", "AGENT_NAMES"]
+__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "DelegatingAgent", "make_agent",
+           "AGENT_NAMES"]
 
 
 class Agent(Protocol):
@@ -145,11 +148,36 @@ class CascadeAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": self.order[self.level]})])
 
 
-AGENT_NAMES = ("random", "oracle", "cascade", "expert-<k>")
+class DelegatingAgent:
+    """Every turn delegates to an expert drawn uniformly at random (``call_expert``), seeded.
+
+    The trainer's warm-start demonstrator (`orchestra_jax.train`): a policy that imitates it writes
+    valid tool calls with a uniform expert mix, and GRPO has to discover which experts are worth
+    their price.
+
+    Raises (in `reset`): ValueError when the environment has no experts.
+    """
+
+    name = "delegating"
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self.experts = sorted(getattr(env.unwrapped, "experts", {}))
+        if not self.experts:
+            raise ValueError("the delegating agent needs an environment with experts (call_expert)")
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        expert = self.experts[int(self.rng.integers(len(self.experts)))]
+        return render_tool_calls([ToolCall("call_expert", {"expert": expert})])
+
+
+AGENT_NAMES = ("random", "oracle", "cascade", "delegating", "expert-<k>")
 
 
 def make_agent(name: str, seed: int = 0) -> Agent:
-    """Build a baseline agent by name (``random``, ``oracle``, ``cascade``, ``expert-<k>``).
+    """Build a baseline agent by name (``random``, ``oracle``, ``cascade``, ``delegating``, ``expert-<k>``).
 
     Raises:
         ValueError: unknown name (lists the known ones).
@@ -160,6 +188,8 @@ def make_agent(name: str, seed: int = 0) -> Agent:
         return OracleAgent()
     if name == "cascade":
         return CascadeAgent()
+    if name == "delegating":
+        return DelegatingAgent(seed)
     if name.startswith("expert-") or name.startswith("expert:"):
         return ExpertAgent(name.replace("expert:", "", 1))
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
