@@ -219,3 +219,34 @@ def test_group_without_a_finished_episode_gets_zero_preference_reward(tok):
         t.info["solved"], t.info["outcome"] = False, 0.0
     pref = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0])
     np.testing.assert_array_equal(batch_mod.group_rewards(trajs, 2, pref), [[0.0, 0.0]])
+
+
+def test_episode_feeds_turns_and_replies_and_cuts_with_a_reason(tok):
+    call = tok.encode(CALL) + [tok.im_end_id]
+    ep = rollout.Episode(prompt=[1, 2, 3], info={})
+    assert ep.length == 3 and ep.active
+    assert ep.feed_turn(call, [-0.1] * len(call), "eos", tok, drop_invalid=True, keep_text=True) == CALL
+    reply = {"new_messages": [{"role": "assistant", "content": CALL}, {"role": "tool", "content": "ok"}]}
+    env_ids = ep.feed_reply(reply, False, False, tok, max_new_tokens=8, max_seq_len=2048)
+    assert env_ids == rollout.env_reply_ids(tok, reply) == tok.encode(
+        render_messages([{"role": "tool", "content": "ok"}], after_assistant=True))
+    assert ep.turns[-1][2] == env_ids and ep.length == 3 + len(call) + len(env_ids) and ep.active
+    # no EOS: the turn is invalid and the episode is cut (whole mask zeroed)
+    assert ep.feed_turn(call[:4], [-0.1] * 4, "length", tok, drop_invalid=True, keep_text=False) is None
+    assert (ep.cut_reason, ep.active, ep.invalid, ep.bad_turns) == ("max_new_tokens", False, [False, True], 1)
+    t = ep.trajectory(group=2, task_id="x-1", reward_names=["calls/call_expert", "outcome", "cost", "latency"])
+    assert t.cut and t.cut_reason == "max_new_tokens" and sum(t.loss_mask) == 0 and (t.group, t.task_id) == (2, "x-1")
+    np.testing.assert_array_equal(t.info["reward_vector"], [0.0, 0.0, -0.0, -0.0])  # the unfinished vector
+    assert t.texts == [CALL] and t.turns == 2
+    # a reply that leaves no room for a full next turn cuts the episode; an invalid action stays in the env
+    ep2 = rollout.Episode(prompt=[1, 2, 3], info={})
+    bad = "<tool_call>\n{bad\n</tool_call>"  # not a valid action: sent to the env, out of the loss
+    ids = tok.encode(bad) + [tok.im_end_id]
+    assert ep2.feed_turn(ids, [0.0] * len(ids), "eos", tok, drop_invalid=True, keep_text=False) == bad
+    assert ep2.invalid == [True] and ep2.bad_turns == 1
+    assert ep2.feed_reply(reply, False, False, tok, max_new_tokens=8, max_seq_len=ep2.length + 8) == []
+    assert ep2.cut_reason == "max_seq_len"
+    ep3 = rollout.Episode(prompt=[1], info={})
+    ep3.feed_turn(call, [0.0] * len(call), "eos", tok, drop_invalid=True, keep_text=False)
+    assert ep3.feed_reply({"reward_vector": [1.0]}, True, False, tok, max_new_tokens=8, max_seq_len=2048) == []
+    assert ep3.terminated and not ep3.active and ep3.cut_reason is None

@@ -15,7 +15,7 @@ import optax
 import pytest
 from flax import nnx
 
-from orchestra_jax import grpo, train_step
+from orchestra_jax import checkpoint, grpo, train_step
 from orchestra_jax.checkpoint import Checkpointer
 from orchestra_jax.train_config import TrainConfig
 
@@ -161,6 +161,31 @@ def test_checkpoint_roundtrip_bit_exact(tmp_path):
     assert int(restored.step) == 1
     for a, b in zip(jax.tree.leaves(restored), jax.tree.leaves(state)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_latest_and_restore_params_read_the_policy_without_an_optimizer(tmp_path):
+    model = tiny_model(3)
+    graphdef, params = nnx.split(model, nnx.Param)
+    tx = train_step.make_optimizer(1e-3)
+    state = train_step.init_state(params, tx, with_reference=False)
+    step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=4), tx, donate=False)
+    state, _ = step(state, train_step.split_micro(make_batch(3), 1))
+    assert checkpoint.latest(tmp_path) is None and not (tmp_path / "checkpoints").exists()  # creates nothing
+    ck = Checkpointer(checkpoint.phase_dir(tmp_path, "sft"), async_save=False)
+    ck.save(4, state, {"step": 4, "phase": "sft"})
+    ck.close()
+    assert checkpoint.latest(tmp_path) == ("sft", 4)
+    assert checkpoint.latest(tmp_path, ["grpo"]) is None
+    fresh = nnx.split(tiny_model(99), nnx.Param)[1]
+    got, meta = checkpoint.restore_params(tmp_path, "sft", None, fresh)
+    assert meta == {"step": 4, "phase": "sft"}
+    assert jax.tree.structure(got) == jax.tree.structure(state.params)
+    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(state.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match="phase='foo'"):
+        checkpoint.latest(tmp_path, ["foo"])
+    with pytest.raises(FileNotFoundError, match="no finalized checkpoint"):
+        checkpoint.restore_params(tmp_path, "grpo", None, fresh)
 
 
 SAVE_2DEV = """
