@@ -167,7 +167,7 @@ def test_latest_and_restore_params_read_the_policy_without_an_optimizer(tmp_path
     model = tiny_model(3)
     graphdef, params = nnx.split(model, nnx.Param)
     tx = train_step.make_optimizer(1e-3)
-    state = train_step.init_state(params, tx, with_reference=False)
+    state = train_step.init_state(params, tx, with_reference=True)
     step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=4), tx, donate=False)
     state, _ = step(state, train_step.split_micro(make_batch(3), 1))
     assert checkpoint.latest(tmp_path) is None and not (tmp_path / "checkpoints").exists()  # creates nothing
