@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from flax import nnx
 
+from orchestra_gym.errors import ResetNeeded
 from orchestra_jax import checkpoint
 from orchestra_jax.model import Qwen3
 from orchestra_jax.policy import build_policy, build_tokenizer
@@ -92,9 +93,11 @@ class PolicyAgent:
         self.episodes += 1
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        """The next assistant turn's text (the env's new messages since the last turn are fed first)."""
+        """The next assistant turn's text (the env's new messages since the last turn are fed first).
+
+        Raises: `orchestra_gym.errors.ResetNeeded` (Gymnasium's) before `reset`."""
         if self._state is None:
-            raise RuntimeError("call reset(env, observation, info) before act()")
+            raise ResetNeeded("PolicyAgent.act called before reset: call reset(env, observation, info) first")
         if self._turn > 0:
             env_ids = env_reply_ids(self.tok, info)
             if self._open:  # the last turn hit max_new_tokens without EOS: close it so the chat stays ChatML

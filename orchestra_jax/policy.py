@@ -23,6 +23,7 @@ from jax.sharding import Mesh
 
 import orchestra_gym  # noqa: F401  (registers the env ids)
 from orchestra_gym.agents import DelegatingAgent, OracleAgent
+from orchestra_gym.errors import ConfigError
 from orchestra_jax import sharding
 from orchestra_jax.config import ModelConfig
 from orchestra_jax.model import Qwen3
@@ -79,7 +80,7 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
     (float32 master weights); a (data, fsdp, tp) mesh when there are several devices or the config
     asks for data / tp axes.
 
-    Raises: ConfigError (unknown preset), ValueError (model vocab smaller than the tokenizer's).
+    Raises: ConfigError (a ValueError): unknown preset, or a model vocabulary smaller than the tokenizer's.
     """
     mesh = None
     if jax.device_count() > 1 or cfg.mesh_tp > 1 or cfg.mesh_data > 1:
@@ -89,8 +90,8 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
         return model, mesh
     mcfg = ModelConfig.from_preset(cfg.model_preset, **cfg.model_overrides)
     if mcfg.vocab_size < tok.vocab_size:
-        raise ValueError(f"model vocab_size={mcfg.vocab_size} < tokenizer vocab {tok.vocab_size}; "
-                         f"set model_overrides.vocab_size >= {tok.vocab_size}")
+        raise ConfigError(f"model_overrides.vocab_size={mcfg.vocab_size} < the tokenizer's vocabulary "
+                          f"{tok.vocab_size}; set model_overrides.vocab_size >= {tok.vocab_size}")
     model = Qwen3(mcfg, rngs=nnx.Rngs(cfg.seed))
     if mesh is not None:
         sharding.shard_model(model, mesh)
