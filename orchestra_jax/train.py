@@ -7,7 +7,7 @@ Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo}
   3. evaluation on held-out tasks (`Run.evaluate`, seeds >= 2^31);
   4. GRPO (`Run.grpo`), per step: sample tasks -> roll out (`rollout.collect_rollouts`) -> rewards,
      filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.make_grpo_step`) ->
-     log (JSONL, TensorBoard, tqdm) -> checkpoint (`checkpoint.Checkpointer`);
+     log (JSONL, TensorBoard, tqdm) -> checkpoint (`orchestra_jax.checkpoint`);
   5. evaluation again, plots (`orchestra_jax.plots`) and DIR/summary.json.
 
 Data flow (DESIGN.md Sec. 1): tasks -> `orchestra_jax.rollout` (sampler <-> envs) -> rewards
@@ -35,9 +35,8 @@ from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
 from orchestra_gym.agents import DelegatingAgent
-from orchestra_jax import sharding
+from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import grpo_batch, preference_vector, to_batch
-from orchestra_jax.checkpoint import Checkpointer
 from orchestra_jax.plots import write_plots
 from orchestra_jax.policy import build_policy, build_tokenizer, make_envs
 from orchestra_jax.rollout import Trajectory, collect_rollouts, scripted_trajectory
@@ -155,9 +154,10 @@ class Run:
     def _bar(self, total: int, desc: str, start: int) -> tqdm:
         return tqdm(total=total, initial=start, desc=desc, disable=not self.cfg.progress_bar, dynamic_ncols=True)
 
-    def _checkpointer(self, phase: str) -> Checkpointer:
+    def _checkpointer(self, phase: str) -> checkpoint.Checkpointer:
         cfg = self.cfg
-        return Checkpointer(self.dir / "checkpoints" / phase, keep=cfg.keep_checkpoints, async_save=cfg.async_checkpoint)
+        return checkpoint.Checkpointer(checkpoint.phase_dir(self.dir, phase), keep=cfg.keep_checkpoints,
+                                       async_save=cfg.async_checkpoint)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, params: Any, n_tasks: int, tag: str) -> dict[str, Any]:
@@ -292,9 +292,8 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
     try:
         params = run.sft() if cfg.sft_steps > 0 else run.params0
         sft_digest = params_digest(params)
-        grpo_ck = run.dir / "checkpoints" / "grpo"
         initial = None
-        resumed = grpo_ck.exists() and Checkpointer(grpo_ck).latest_step() is not None
+        resumed = checkpoint.latest(run.dir, ["grpo"]) is not None
         if cfg.eval_tasks and not resumed:
             initial = run.evaluate(params, cfg.eval_tasks, "initial")
         steps = 0
