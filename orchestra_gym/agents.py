@@ -17,6 +17,8 @@ Agents:
       (function-calling envs: ToolScale, tau2).
     * ``cascade``: cheapest-first; calls the cheapest expert, and escalates to the next dearer
       one for the rest of the episode after an expert's action fails (function-calling envs).
+    * ``delegating``: every turn delegates to an expert drawn uniformly at random (seeded); the
+      demonstrator of the trainer's supervised warm start (function-calling envs).
     * ``router`` (`RouterAgent`): the classical router of RouterBench / RouteLLM, a lookup from task
       features (category, difficulty) to one expert, fitted on training tasks
       (`orchestra_gym.evaluation.fit_router`); not built by name, since it needs a fit.
@@ -40,8 +42,9 @@ import numpy as np
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.types import Message, ToolCall
 
-__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "RouterAgent", "LLMAgent", "make_agent",
-           "llm_agent", "AgentFactory", "agent_factory", "register_agent_kind", "AGENT_NAMES"]
+__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "DelegatingAgent", "RouterAgent",
+           "LLMAgent", "make_agent", "check_agent_name", "llm_agent", "AgentFactory", "agent_factory",
+           "register_agent_kind", "AGENT_NAMES"]
 
 
 class Agent(Protocol):
@@ -157,6 +160,31 @@ class CascadeAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": self.order[self.level]})])
 
 
+class DelegatingAgent:
+    """Every turn delegates to an expert drawn uniformly at random (``call_expert``), seeded.
+
+    The trainer's warm-start demonstrator (`orchestra_jax.train`): a policy that imitates it writes
+    valid tool calls with a uniform expert mix, and GRPO has to discover which experts are worth
+    their price.
+
+    Raises (in `reset`): ValueError when the environment has no experts.
+    """
+
+    name = "delegating"
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self.experts = sorted(getattr(env.unwrapped, "experts", {}))
+        if not self.experts:
+            raise ValueError("the delegating agent needs an environment with experts (call_expert)")
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        expert = self.experts[int(self.rng.integers(len(self.experts)))]
+        return render_tool_calls([ToolCall("call_expert", {"expert": expert})])
+
+
 class RouterAgent:
     """The classical router baseline: a lookup from task features to one expert, used for every turn.
 
@@ -222,11 +250,11 @@ class RouterAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": self.expert})])
 
 
-AGENT_NAMES = ("random", "oracle", "cascade", "expert-<k>", "llm:<model id>")
+AGENT_NAMES = ("random", "oracle", "cascade", "delegating", "expert-<k>", "llm:<model id>")
 
 
 def make_agent(name: str, seed: int = 0) -> Agent:
-    """Build a baseline agent by name (``random``, ``oracle``, ``cascade``, ``expert-<k>``).
+    """Build a baseline agent by name (``random``, ``oracle``, ``cascade``, ``delegating``, ``expert-<k>``).
 
     For ``llm:<model id>`` and registered kinds (``policy:<run dir>``) use `agent_factory`.
 
@@ -240,12 +268,14 @@ def make_agent(name: str, seed: int = 0) -> Agent:
         return OracleAgent()
     if name == "cascade":
         return CascadeAgent()
+    if name == "delegating":
+        return DelegatingAgent(seed)
     return ExpertAgent(name.replace("expert:", "", 1))
 
 
 def check_agent_name(name: str) -> None:
     """Raise ValueError (listing the known agents) unless `make_agent` builds `name`."""
-    if name in ("random", "oracle", "cascade") or name.startswith("expert-") or name.startswith("expert:"):
+    if name in ("random", "oracle", "cascade", "delegating") or name.startswith("expert-") or name.startswith("expert:"):
         return
     known = list(AGENT_NAMES) + [f"{k}:<{hint}>" for k, (_, hint) in sorted(_AGENT_KINDS.items())]
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known)}")

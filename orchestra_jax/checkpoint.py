@@ -6,6 +6,11 @@ Orbax writes each step into a temporary folder and renames it when complete (its
 run killed during a save leaves no folder that `latest_step` would choose; `CheckpointManager` only
 lists finalized steps.
 
+A run directory (`orchestra train --output-dir DIR`) keeps one folder per phase,
+``DIR/checkpoints/{sft,grpo}`` (`phase_dir`); `latest(DIR)` finds the newest finalized checkpoint and
+`restore_params(DIR, phase, step, params)` reads only the policy's parameters of a saved train state
+(no optimizer is built: `orchestra_jax.agents.load_policy_agent`, export).
+
 Restore takes a *target* pytree (arrays or `jax.ShapeDtypeStruct` with `.sharding`): the saved arrays
 are read straight into the target's shardings, so a checkpoint written on a 2-device fsdp mesh restores
 onto 1 device or a tp mesh.
@@ -14,12 +19,14 @@ onto 1 device or a tp mesh.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 import orbax.checkpoint as ocp
 
-__all__ = ["Checkpointer", "abstract_like"]
+__all__ = ["Checkpointer", "abstract_like", "phase_dir", "latest", "restore_params", "PHASES"]
+
+PHASES = ("grpo", "sft")  # the phases of a run, newest first
 
 
 def abstract_like(tree: Any, sharding: Any | None = None) -> Any:
@@ -79,6 +86,22 @@ class Checkpointer:
         )
         return out["state"], dict(out["meta"])
 
+    def restore_params(self, step: int | None, params: Any) -> tuple[Any, dict[str, Any]]:
+        """Restore only the ``params`` of a saved `orchestra_jax.train_step.TrainState` (step None = latest)
+        into the structure and shardings of `params`; the optimizer state is not read.
+
+        Returns: (params, meta). Raises FileNotFoundError when there is no finalized checkpoint.
+        """
+        step = self.latest_step() if step is None else int(step)
+        if step is None:
+            raise FileNotFoundError(f"no finalized checkpoint in {self.directory}")
+        target = {"params": abstract_like(params)}
+        restore_args = jax.tree.map(lambda x: ocp.ArrayRestoreArgs(sharding=x.sharding), target)
+        out = self._mgr.restore(step, args=ocp.args.Composite(
+            state=ocp.args.PyTreeRestore(item=target, restore_args=restore_args, partial_restore=True),
+            meta=ocp.args.JsonRestore()))
+        return out["state"]["params"], dict(out["meta"])
+
     def wait(self) -> None:
         """Block until pending asynchronous saves are finalized."""
         self._mgr.wait_until_finished()
@@ -86,3 +109,45 @@ class Checkpointer:
     def close(self) -> None:
         self._mgr.wait_until_finished()
         self._mgr.close()
+
+
+def phase_dir(run_dir: str | Path, phase: str) -> Path:
+    """The checkpoint folder of a run's phase: ``run_dir/checkpoints/<phase>``.
+
+    Raises: ValueError for a phase not in `PHASES`.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase={phase!r}: use one of {PHASES}")
+    return Path(run_dir) / "checkpoints" / phase
+
+
+def latest(run_dir: str | Path, phases: Sequence[str] = PHASES) -> tuple[str, int] | None:
+    """(phase, step) of the newest finalized checkpoint of the first phase in `phases` that has one;
+    None when none has. Creates no folder.
+
+    Raises: ValueError for a phase not in `PHASES`.
+    """
+    for phase in phases:
+        directory = phase_dir(run_dir, phase)
+        if directory.is_dir():
+            ck = Checkpointer(directory, async_save=False)
+            try:
+                step = ck.latest_step()
+            finally:
+                ck.close()
+            if step is not None:
+                return phase, step
+    return None
+
+
+def restore_params(run_dir: str | Path, phase: str, step: int | None, params: Any) -> tuple[Any, dict[str, Any]]:
+    """The policy parameters saved by a run's `phase` at `step` (None = latest), restored into the
+    structure and shardings of `params` (e.g. ``nnx.split(model, nnx.Param)[1]``); returns (params, meta).
+
+    Raises: FileNotFoundError (no finalized checkpoint), ValueError (unknown phase).
+    """
+    ck = Checkpointer(phase_dir(run_dir, phase), async_save=False)
+    try:
+        return ck.restore_params(step, params)
+    finally:
+        ck.close()

@@ -18,7 +18,10 @@ pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy is not in th
 from flax import nnx  # noqa: E402
 
 from orchestra_jax import rollout as rollout_mod  # noqa: E402
-from orchestra_jax import train  # noqa: E402
+from orchestra_jax import train  # noqa: E402  (run_training, EVAL_TASK_BASE)
+from orchestra_jax.policy import build_tokenizer, make_envs  # noqa: E402
+from orchestra_jax.tokenizer import ChatTokenizer, render_messages  # noqa: E402
+from orchestra_jax.train_step import params_digest  # noqa: E402
 from orchestra_jax.agents import PolicyAgent, load_policy_agent  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 
@@ -52,7 +55,7 @@ def _model(agent: PolicyAgent):
 
 
 def _digest(agent: PolicyAgent) -> str:
-    return train.params_digest(nnx.state(_model(agent), nnx.Param))
+    return params_digest(nnx.state(_model(agent), nnx.Param))
 
 
 def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
@@ -67,7 +70,7 @@ def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
     assert summary["steps"] == 1
     assert _digest(a) == summary["params_sha256"]  # the GRPO checkpoint = the run's final parameters
     assert a.tok.encode("<|im_end|>") == [a.tok.im_end_id]
-    assert a.tok.vocab_size == rollout_mod.ChatTokenizer.from_file(str(out / "tokenizer.json")).vocab_size <= 512
+    assert a.tok.vocab_size == ChatTokenizer.from_file(str(out / "tokenizer.json")).vocab_size <= 512
 
 
 def _trainer_rollout(run, agent, task, seed):
@@ -75,10 +78,10 @@ def _trainer_rollout(run, agent, task, seed):
     from orchestra_jax.sampler import Sampler
 
     out, cfg, _ = run
-    tok = train.build_tokenizer(cfg, out)
+    tok = build_tokenizer(cfg, out)
     sampler = Sampler(_model(agent), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
     return rollout_mod.collect_rollouts(
-        sampler, tok, train._make_envs(cfg, 1), [train._reset_options(cfg, task)], rollouts_per_task=1, seed=seed,
+        sampler, tok, make_envs(cfg, 1), [cfg.reset_options(task)], rollouts_per_task=1, seed=seed,
         max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=0.0, max_turns=cfg.max_turns,
         keep_texts=True,
     )
@@ -106,7 +109,7 @@ def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, whole
     a = greedy_agent
     task = whole_turn_tasks[which]
     seed = 5
-    options = train._reset_options(cfg, task)
+    options = cfg.reset_options(task)
     assert dict(a.reset_options, task_id=task) == options
 
     # the agent in a plain Gymnasium loop, env made and reset as the agent says
@@ -170,12 +173,12 @@ def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greed
     env = gym.make(a.env_id, **a.env_kwargs)
     obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=train.EVAL_TASK_BASE + 3))
     a.reset(env, obs, info)
-    prompt = a.tok.encode(rollout_mod.render_messages(info["new_messages"]))
+    prompt = a.tok.encode(render_messages(info["new_messages"]))
     first = a.act(obs, info)
     assert first == "<tool_call>" or first.startswith("<tool_call>\n")  # 4 tokens of a tool call, no EOS
     obs, _, term, trunc, info = env.step(first)
     assert not (term or trunc) and info["parse_errors"] == 1
-    env_ids = a.tok.encode(rollout_mod.render_messages(
+    env_ids = a.tok.encode(render_messages(
         [m for m in info["new_messages"] if m["role"] != "assistant"], after_assistant=True))
     a.act(obs, info)
     seq = a._state.tokens[0]  # the conversation the policy has seen
