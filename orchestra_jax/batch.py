@@ -17,8 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from orchestra_gym.rewards import group_preference_rewards
-from orchestra_gym.types import Preference
+from orchestra_gym.rewards import RewardLayout, group_preference_rewards
 from orchestra_jax import grpo
 from orchestra_jax.rollout import Trajectory
 from orchestra_jax.train_config import TrainConfig
@@ -53,10 +52,9 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
 
 
 def preference_vector(preference: dict[str, Any], names: list[str]) -> np.ndarray:
-    """The preference vector P in reward-vector order from `info["reward_vector_names"]`."""
-    p = Preference.from_dict(preference or None)
-    tools = [n.split("/", 1)[1] for n in names if n.startswith("calls/")]
-    return p.as_vector(tools)
+    """The preference vector P in reward-vector order from `info["reward_vector_names"]`
+    (`orchestra_gym.rewards.RewardLayout.preference_weights`)."""
+    return RewardLayout.from_names(names).preference_weights(preference or None)
 
 
 def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preference: np.ndarray | None,

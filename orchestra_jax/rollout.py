@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from orchestra_gym.parsing import parse_action
+from orchestra_gym.rewards import RewardLayout
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
 
 __all__ = [
@@ -129,14 +130,6 @@ def trajectory_from_turns(prompt_ids: list[int], turns: Sequence[tuple[list[int]
     return tokens, mask, logp
 
 
-def _unfinished_vector(info: dict[str, Any], names: list[str]) -> np.ndarray:
-    """Reward vector of an episode stopped by the token limit: outcome 0, its calls, cost, latency so far."""
-    calls = info.get("tool_calls", {})
-    counts = [float(calls.get(n.split("/", 1)[1], 0.0)) for n in names if n.startswith("calls/")]
-    return np.array(counts + [0.0, -float(info.get("episode_cost_usd", 0.0)),
-                              -float(info.get("episode_latency_s", 0.0))], np.float64)
-
-
 def env_reply_ids(tokenizer: ChatTokenizer, info: dict[str, Any]) -> list[int]:
     """Token ids of the environment's reply after a sampled assistant turn: the non-assistant
     ``info["new_messages"]`` as ChatML blocks (starting with the newline after ``<|im_end|>``), ending
@@ -232,7 +225,8 @@ class Episode:
         info = dict(self.info)
         info.pop("new_messages", None)
         if "reward_vector" not in info and reward_names:
-            info["reward_vector"] = _unfinished_vector(info, reward_names)
+            # an episode stopped by the token limit: outcome 0, its calls, cost and latency so far
+            info["reward_vector"] = RewardLayout.from_names(reward_names).vector_from_info(info, outcome=0.0)
             info["outcome"], info["solved"] = 0.0, False
         return Trajectory(
             tokens=toks, loss_mask=mask, sampler_logp=lp, info=info, turns=len(self.turns),

@@ -35,6 +35,7 @@ from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
 from orchestra_gym.agents import DelegatingAgent
+from orchestra_gym.evaluation import rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import grpo_batch, preference_vector, to_batch
 from orchestra_jax.plots import write_plots
@@ -71,27 +72,9 @@ def _run_preference(cfg: TrainConfig, trajs: list[Trajectory]) -> np.ndarray | N
 
 def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
     """success rate, cost per solved task (USD), mean cost (USD) and latency (s), valid-format rate,
-    tool-call mix (calls per episode), cut and invalid counts."""
-    n = max(len(trajs), 1)
-    solved = sum(t.solved for t in trajs)
-    cost = float(sum(t.cost_usd for t in trajs))
-    turns = sum(t.turns for t in trajs)
-    invalid = sum(t.invalid_turns for t in trajs)
-    mix: dict[str, float] = {}
-    for t in trajs:
-        for k, v in t.info.get("tool_calls", {}).items():
-            mix[k] = mix.get(k, 0.0) + float(v) / n
-    return {
-        "episodes": len(trajs),
-        "success_rate": solved / n,
-        "cost_per_solved_usd": cost / solved if solved else float("inf"),
-        "mean_cost_usd": cost / n,
-        "mean_latency_s": float(sum(t.latency_s for t in trajs)) / n,
-        "valid_format_rate": 1.0 - invalid / max(turns, 1),
-        "turns_per_episode": turns / n,
-        "cut": int(sum(t.cut for t in trajs)),
-        "tool_mix": dict(sorted(mix.items())),
-    }
+    tool-call mix (calls per episode), cut and invalid counts (`orchestra_gym.evaluation.rollout_summary`)."""
+    return rollout_summary([t.info for t in trajs], turns=[t.turns for t in trajs],
+                           invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
 
 
 class Run:

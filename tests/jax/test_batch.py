@@ -9,7 +9,7 @@ from orchestra_jax import batch as batch_mod
 from orchestra_jax.rollout import Trajectory
 from orchestra_jax.train_config import TrainConfig
 
-NAMES = ["calls/expert-1", "calls/expert-2", "outcome", "cost", "latency"]
+NAMES = ["calls/expert-1", "calls/expert-2", "outcome", "-cost_usd", "-latency_s"]
 
 
 def _traj(n_tokens: int, calls: tuple[float, float], solved: bool, cost: float, terminated: bool = True) -> Trajectory:

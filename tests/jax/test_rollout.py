@@ -234,7 +234,7 @@ def test_episode_feeds_turns_and_replies_and_cuts_with_a_reason(tok):
     # no EOS: the turn is invalid and the episode is cut (whole mask zeroed)
     assert ep.feed_turn(call[:4], [-0.1] * 4, "length", tok, drop_invalid=True, keep_text=False) is None
     assert (ep.cut_reason, ep.active, ep.invalid, ep.bad_turns) == ("max_new_tokens", False, [False, True], 1)
-    t = ep.trajectory(group=2, task_id="x-1", reward_names=["calls/call_expert", "outcome", "cost", "latency"])
+    t = ep.trajectory(group=2, task_id="x-1", reward_names=["calls/call_expert", "outcome", "-cost_usd", "-latency_s"])
     assert t.cut and t.cut_reason == "max_new_tokens" and sum(t.loss_mask) == 0 and (t.group, t.task_id) == (2, "x-1")
     np.testing.assert_array_equal(t.info["reward_vector"], [0.0, 0.0, -0.0, -0.0])  # the unfinished vector
     assert t.texts == [CALL] and t.turns == 2
