@@ -161,28 +161,47 @@ class CascadeAgent:
 
 
 class DelegatingAgent:
-    """Every turn delegates to an expert drawn uniformly at random (``call_expert``), seeded.
+    """Delegates every turn to an expert drawn uniformly at random (``call_expert``), seeded.
 
     The trainer's warm-start demonstrator (`orchestra_jax.train`): a policy that imitates it writes
     valid tool calls with a uniform expert mix, and GRPO has to discover which experts are worth
-    their price.
+    their price. The expert choice carries no knowledge of which expert is right for a task.
+
+    Args:
+        seed: the generator's seed.
+        per_episode: draw one expert per episode and call it every turn (a pure strategy per
+            rollout, so a group of rollouts compares experts cleanly) instead of one per turn.
+        state_kind: open the first turn with ``<think>Request kind: <category>.</think>``, the
+            task's category in words (``change item``, ``search and book``...), read from
+            ``env.unwrapped.task.category``: the warm start teaches the policy to name what the
+            user asks for before it acts, as a language-pretrained orchestrator would; the expert
+            after it is still drawn at random.
 
     Raises (in `reset`): ValueError when the environment has no experts.
     """
 
     name = "delegating"
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, per_episode: bool = False, state_kind: bool = False):
         self.rng = np.random.default_rng(seed)
+        self.per_episode = bool(per_episode)
+        self.state_kind = bool(state_kind)
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         self.experts = sorted(getattr(env.unwrapped, "experts", {}))
         if not self.experts:
             raise ValueError("the delegating agent needs an environment with experts (call_expert)")
+        self.fixed = self._draw() if self.per_episode else None
+        category = getattr(getattr(env.unwrapped, "task", None), "category", "") or ""
+        self.thought = f"<think>Request kind: {category.replace('_', ' ')}.</think>\n" if self.state_kind and category else ""
+
+    def _draw(self) -> str:
+        return self.experts[int(self.rng.integers(len(self.experts)))]
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        expert = self.experts[int(self.rng.integers(len(self.experts)))]
-        return render_tool_calls([ToolCall("call_expert", {"expert": expert})])
+        text = self.thought + render_tool_calls([ToolCall("call_expert", {"expert": self.fixed or self._draw()})])
+        self.thought = ""
+        return text
 
 
 class RouterAgent:

@@ -32,8 +32,9 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
     Args:
       trajectories: N x G trajectories from `orchestra_jax.rollout.collect_rollouts`.
       config: the run's `TrainConfig` (reward, min_group_std, adv_eps, adv_clip, adv_ddof, pad_multiple).
-      preference: float [K], the preference vector in reward-vector order (`preference_vector`); None
-        uses the outcome as the reward.
+      preference: the preference vector in reward-vector order (`preference_vector`): float [K] for
+        every group, or [N, K], one per group (preferences sampled per task); None uses the outcome
+        as the reward.
 
     Returns:
       (batch: the `to_batch` arrays [B, T] with B = N x G, advantages [B], and the loss mask zeroed
@@ -60,7 +61,8 @@ def preference_vector(preference: dict[str, Any], names: list[str]) -> np.ndarra
 def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preference: np.ndarray | None,
                   kind: str = "preference") -> np.ndarray:
     """Rewards [N, G]: the paper's preference reward per group (`orchestra_gym.rewards.
-    group_preference_rewards`) or the outcome. preference: float [K] in reward-vector order."""
+    group_preference_rewards`) or the outcome. preference: float [K] in reward-vector order, or
+    [N, K] with one vector per group."""
     g = int(rollouts_per_task)
     if len(trajs) % g:
         raise ValueError(f"{len(trajs)} trajectories are not a multiple of rollouts_per_task={g}")
@@ -77,7 +79,8 @@ def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preferenc
         if not solved.any():  # paper Sec. 3.2: R = 0 for unsolved rollouts; such a group may hold
             continue  # episodes that never finished and so carry no reward vector at all
         vecs = np.stack([np.asarray(t.info["reward_vector"], np.float64) for t in grp])
-        out[i] = group_preference_rewards(vecs, solved, np.asarray(preference, np.float64))
+        p = np.asarray(preference, np.float64)
+        out[i] = group_preference_rewards(vecs, solved, p[i] if p.ndim == 2 else p)
     return out
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 import jax
+import numpy as np
 from flax import nnx
 from jax.sharding import Mesh
 
@@ -58,10 +59,12 @@ def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
         byte_tok = build_bpe_tokenizer(["a"], vocab_size=300)
         env = make_envs(cfg, 1)[0]
         texts = []
-        for i in range(24):  # oracle and delegating episodes: prompts, tool results, tool-call texts
-            agent = OracleAgent() if i % 2 else DelegatingAgent(i)
-            t = scripted_trajectory(env, byte_tok, agent, seed=10_000 + i, options=cfg.reset_options(),
-                                    max_turns=cfg.max_turns)
+        pref_rng = np.random.default_rng([cfg.seed, 29])
+        for i in range(24):  # oracle and demonstrator episodes: prompts, tool results, tool-call texts
+            agent = OracleAgent() if i % 2 else DelegatingAgent(
+                i, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind)
+            options = cfg.reset_options(preference=cfg.sample_preference(pref_rng))
+            t = scripted_trajectory(env, byte_tok, agent, seed=10_000 + i, options=options, max_turns=cfg.max_turns)
             texts.append(byte_tok.decode(t.tokens))
         tok = build_bpe_tokenizer(texts, vocab_size=int(cfg.model_overrides.get("vocab_size", 1024)))
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -61,13 +61,19 @@ def _step_seed(seed: int, step: int) -> int:
     return int(np.random.default_rng([seed, step]).integers(0, 2**30))
 
 
-def _run_preference(cfg: TrainConfig, trajs: list[Trajectory]) -> np.ndarray | None:
-    """The preference vector P of the run in reward-vector order (None: outcome reward, or no episode
-    carries the reward vector's names yet)."""
+def group_preferences(cfg: TrainConfig, trajs: list[Trajectory]) -> np.ndarray | None:
+    """The preference vector P of each group, [N, K] in reward-vector order, read from what the env
+    used (``info["preference"]``, the task's sampled or the run's preference) and laid out by
+    ``info["reward_vector_names"]`` (`orchestra_gym.rewards.RewardLayout`). None for the outcome
+    reward, or when no episode carries the reward vector's names."""
     if cfg.reward != "preference":
         return None
     names = next((t.info["reward_vector_names"] for t in trajs if "reward_vector_names" in t.info), None)
-    return preference_vector(cfg.preference, list(names)) if names else None
+    if names is None:
+        return None
+    g = cfg.rollouts_per_task
+    return np.stack([preference_vector(trajs[i].info.get("preference") or cfg.preference, list(names))
+                     for i in range(0, len(trajs), g)])
 
 
 def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
@@ -143,9 +149,10 @@ class Run:
                                        async_save=cfg.async_checkpoint)
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, params: Any, n_tasks: int, tag: str) -> dict[str, Any]:
-        """Rollouts at eval_temperature on `n_tasks` held-out tasks (seeds >= 2^31), one each; writes
-        DIR/eval_<tag>.json and returns its `episode_summary`."""
+    def evaluate(self, params: Any, n_tasks: int, tag: str, preference: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Rollouts at eval_temperature on `n_tasks` held-out tasks (seeds >= 2^31), one each, under
+        `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
+        (with ``preference``)."""
         cfg = self.cfg
         trajs: list[Trajectory] = []
         sampler = self.sampler(params)
@@ -153,17 +160,24 @@ class Run:
         for start in range(0, n_tasks, len(self.envs)):
             chunk = ids[start:start + len(self.envs)]
             out, _ = collect_rollouts(
-                sampler, self.tok, self.envs[:len(chunk)], [cfg.reset_options(t) for t in chunk], rollouts_per_task=1,
+                sampler, self.tok, self.envs[:len(chunk)], [cfg.reset_options(t, preference) for t in chunk],
+                rollouts_per_task=1,
                 seed=cfg.seed + 7 + start, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
                 temperature=cfg.eval_temperature, max_turns=cfg.max_turns, executor=self.pool,
             )
             trajs += out
         s = episode_summary(trajs)
         s["tag"] = tag
+        s["preference"] = dict(preference if preference is not None else cfg.preference)
         (self.dir / f"eval_{tag}.json").write_text(json.dumps(s, indent=1, default=float))
         return s
 
     # ------------------------------------------------------------------ SFT
+    def demonstrator(self, seed: int) -> DelegatingAgent:
+        """The warm start's demonstrator of one episode (`TrainConfig.sft_expert_choice`, `sft_state_kind`)."""
+        return DelegatingAgent(seed, per_episode=self.cfg.sft_expert_choice == "per_episode",
+                               state_kind=self.cfg.sft_state_kind)
+
     def sft(self) -> Any:
         """Supervised warm start on `sft_tasks` demonstrations (resumable; returns the params)."""
         cfg = self.cfg
@@ -180,9 +194,11 @@ class Run:
         # demonstrations: the delegating agent's episodes that fit max_seq_len
         env = make_envs(cfg, 1)[0]
         data = []
+        pref_rng = np.random.default_rng([cfg.seed, 23])  # the demonstrations' preferences, as in training
         for i in range(cfg.sft_tasks):
-            t = scripted_trajectory(env, self.tok, DelegatingAgent(cfg.seed * 7919 + i), seed=cfg.seed * 7919 + i,
-                                    options=cfg.reset_options(), max_turns=cfg.max_turns)
+            t = scripted_trajectory(env, self.tok, self.demonstrator(cfg.seed * 7919 + i), seed=cfg.seed * 7919 + i,
+                                    options=cfg.reset_options(preference=cfg.sample_preference(pref_rng)),
+                                    max_turns=cfg.max_turns)
             if len(t) <= cfg.max_seq_len:
                 data.append(t)
         step_fn = make_sft_step(self.logp_fn, tx)
@@ -219,20 +235,20 @@ class Run:
             start = int(meta["step"])
             initial_eval = meta.get("initial_eval", initial_eval)
         step_fn = make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.old_logp_source)
-        pref = None
         bar = self._bar(cfg.max_steps, "grpo", start)
         for s in range(start, cfg.max_steps):
             t_step = time.time()
             # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each
+            pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
+            options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng)) for _ in range(cfg.tasks_per_step)]
             trajs, stats = collect_rollouts(
-                self.sampler(state.params), self.tok, self.envs, [cfg.reset_options() for _ in range(cfg.tasks_per_step)],
+                self.sampler(state.params), self.tok, self.envs, options,
                 rollouts_per_task=cfg.rollouts_per_task, seed=_step_seed(cfg.seed, s), max_new_tokens=cfg.max_new_tokens,
                 max_seq_len=cfg.max_seq_len, temperature=cfg.temperature, max_turns=cfg.max_turns, executor=self.pool,
             )
             t_roll = time.time() - t_step
             # ---- rewards, filters, advantages -> batch; update
-            pref = pref if pref is not None else _run_preference(cfg, trajs)
-            batch, bstats = grpo_batch(trajs, cfg, pref)
+            batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
             state, m = step_fn(state, self.place_batch(split_micro(batch, cfg.micro_batches)))
             # ---- log, checkpoint
             ep = episode_summary(trajs)
@@ -283,6 +299,9 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
         if not sft_only:
             params, steps, initial = run.grpo(params, initial)
         final = run.evaluate(params, cfg.eval_tasks, "final") if cfg.eval_tasks else None
+        # the held-out preference vectors (paper Table 3): does the policy follow what each asks?
+        held_out = {name: run.evaluate(params, cfg.eval_tasks, f"final_{name}", pref)
+                    for name, pref in cfg.eval_preferences.items()} if cfg.eval_tasks else {}
         summary = {
             "config": cfg.name,
             "steps": steps,
@@ -294,6 +313,7 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
             "final_success_rate": final["success_rate"] if final else None,
             "initial_cost_per_solved_usd": initial["cost_per_solved_usd"] if initial else None,
             "final_cost_per_solved_usd": final["cost_per_solved_usd"] if final else None,
+            "held_out_preferences": held_out,
             "sft_params_sha256": sft_digest,
             "params_sha256": params_digest(params),
             "peak_rss_gib": _peak_rss_gib(),

@@ -21,7 +21,10 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from orchestra_gym.errors import ConfigError, did_you_mean
+from orchestra_gym.types import Preference
 from orchestra_jax import config as model_config
 
 __all__ = ["TrainConfig", "LossConfig", "PRESETS", "ConfigError", "AGGREGATIONS", "KL_ESTIMATORS"]
@@ -88,6 +91,11 @@ class TrainConfig:
     env_id: str = "ToolOrchestra-ToolScale-v0"  # registered orchestra_gym id
     env_kwargs: dict = dataclasses.field(default_factory=dict)  # extra gym.make kwargs
     preference: dict = dataclasses.field(default_factory=dict)  # preference vector; {} = env default
+    # preference vectors drawn uniformly per task in training (paper Sec. 3.3: preferences sampled per
+    # instance); [] = always `preference`. State them in the prompt with env_kwargs preference_in_prompt.
+    train_preferences: list = dataclasses.field(default_factory=list)
+    # named preference vectors evaluated at the end, held out from training (paper Table 3); {} = none
+    eval_preferences: dict = dataclasses.field(default_factory=dict)
     tools: list = dataclasses.field(default_factory=list)  # tools exposed (reset option "tools"); [] = all
     tasks_per_step: int = 16  # tasks per step (paper App. D: batch 16)
     rollouts_per_task: int = 8  # G rollouts per task (paper App. D: 8)
@@ -126,6 +134,10 @@ class TrainConfig:
     sft_learning_rate: float = 1e-5  # SFT AdamW learning rate
     sft_lr_schedule: str = "cosine"  # "cosine" (decay to 0 over sft_steps) or "constant"
     sft_tasks: int = 512  # golden trajectories generated for SFT
+    # the demonstrator (`orchestra_gym.agents.DelegatingAgent`): a uniformly drawn expert "per_turn" or
+    # "per_episode"; sft_state_kind: its first turn names the request's kind in a <think> block
+    sft_expert_choice: str = "per_turn"
+    sft_state_kind: bool = False
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
@@ -172,6 +184,13 @@ class TrainConfig:
         need(self.sft_steps == 0 or self.sft_batch_size % self.micro_batches == 0, "micro_batches",
              f"must divide sft_batch_size={self.sft_batch_size}")
         need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")
+        need(self.sft_expert_choice in ("per_turn", "per_episode"), "sft_expert_choice",
+             "use 'per_turn' or 'per_episode'")
+        train_prefs = [_preference(p, f"train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
+        for name, p in self.eval_preferences.items():
+            held = _preference(p, f"eval_preferences.{name}")
+            need(held not in train_prefs, "eval_preferences",
+                 f"{name!r} = {p} is also a training preference; evaluation preferences must be held out")
         presets = model_config.PRESETS
         need(self.model_preset in presets, "model_preset",
              f"unknown{did_you_mean(self.model_preset, presets)}; known: {sorted(presets)}")
@@ -205,17 +224,24 @@ class TrainConfig:
             kwargs.setdefault("preference", self.preference)
         return kwargs
 
-    def reset_options(self, task_id: Any = None) -> dict[str, Any]:
-        """The `env.reset(options=...)` of a run's episode: preference, tools exposed, and task_id
-        when given (None: the env draws the task from its seed)."""
+    def reset_options(self, task_id: Any = None, preference: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The `env.reset(options=...)` of a run's episode: preference (`preference`, else the run's),
+        tools exposed, and task_id when given (None: the env draws the task from its seed)."""
         o: dict[str, Any] = {}
-        if self.preference:
-            o["preference"] = self.preference
+        if preference is not None or self.preference:
+            o["preference"] = dict(preference if preference is not None else self.preference)
         if self.tools:
             o["tools"] = list(self.tools)
         if task_id is not None:
             o["task_id"] = task_id
         return o
+
+    def sample_preference(self, rng: np.random.Generator) -> dict[str, Any] | None:
+        """A training task's preference vector: one of `train_preferences` drawn uniformly with `rng`,
+        or None (the run's `preference`) when that list is empty."""
+        if not self.train_preferences:
+            return None
+        return dict(self.train_preferences[int(rng.integers(len(self.train_preferences)))])
 
     def replace(self, **overrides: Any) -> "TrainConfig":
         """Copy with fields replaced (validated; the loss's fields may be given flat; unknown keys raise
@@ -309,6 +335,14 @@ def _nest_loss(d: dict[str, Any], base: LossConfig | None = None) -> dict[str, A
             raise ConfigError(f"loss.{k}: unknown LossConfig field{did_you_mean(k, LOSS_KEYS)}; known: {list(LOSS_KEYS)}")
     out["loss"] = LossConfig(**fields)
     return out
+
+
+def _preference(value: Any, key: str) -> Preference:
+    """A preference dict as a `Preference` (ConfigError naming `key` when it is not one)."""
+    try:
+        return Preference.from_dict(value)
+    except ValueError as e:
+        raise ConfigError(f"{key}: {e}") from None
 
 
 def _check_fields(obj: Any) -> None:

@@ -47,3 +47,20 @@ def test_router_plays_its_cell_expert_every_turn():
     other = RouterAgent({}, default="expert-2")
     other.reset(env, *env.reset(seed=5, options={"tools": ["call_expert"]}))
     assert other.expert == "expert-2"
+
+
+def test_delegating_agent_per_turn_per_episode_and_the_stated_kind():
+    from orchestra_gym.agents import DelegatingAgent
+
+    env = gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=6)
+
+    def play(agent, seed):
+        obs, info = env.reset(seed=seed, options={"tools": ["call_expert"]})
+        agent.reset(env, obs, info)
+        return [agent.act(obs, info) for _ in range(5)], env.unwrapped.task.category
+
+    texts, _ = play(DelegatingAgent(3), 11)
+    assert len({t for t in texts}) > 1 and not any("<think>" in t for t in texts)  # a fresh draw each turn
+    texts, category = play(DelegatingAgent(3, per_episode=True, state_kind=True), 11)
+    assert texts[0].startswith(f"<think>Request kind: {category.replace('_', ' ')}.</think>\n<tool_call>")
+    assert len({t.split("</think>\n")[-1] for t in texts}) == 1 and all("<think>" not in t for t in texts[1:])

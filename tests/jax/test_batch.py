@@ -50,3 +50,16 @@ def test_grpo_batch_rewards_filters_advantages_and_masks():
 
     outcome, _ = batch_mod.grpo_batch(trajs, cfg, None)  # no preference vector: the outcome is the reward
     np.testing.assert_array_equal(outcome["loss_mask"].sum(axis=1), [3, 4, 5, 0, 0, 0, 0, 0])
+
+
+def test_group_rewards_take_one_preference_per_group():
+    """Preferences sampled per task (paper Sec. 3.3): group i is scored with its own vector [N, K]."""
+    group = [_traj(5, (1, 0), True, 0.01), _traj(5, (0, 1), True, 0.03), _traj(5, (1, 0), False, 0.01)]
+    trajs = group + group
+    cost_first = batch_mod.preference_vector({"outcome": 1.0, "cost": 2.0}, NAMES)
+    outcome_only = batch_mod.preference_vector({"outcome": 1.0}, NAMES)
+    both = batch_mod.group_rewards(trajs, 3, np.stack([cost_first, outcome_only]))
+    np.testing.assert_allclose(both[0], batch_mod.group_rewards(group, 3, cost_first)[0])
+    np.testing.assert_allclose(both[1], batch_mod.group_rewards(group, 3, outcome_only)[0])
+    # the cheaper solved rollout wins under cost first (1 + 2 * 1 vs 1 + 0); a tie under outcome only
+    np.testing.assert_allclose(both, [[3.0, 1.0, 0.0], [1.0, 1.0, 0.0]])

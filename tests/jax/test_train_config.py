@@ -111,3 +111,24 @@ def test_model_config_errors_are_config_errors_and_dtypes_accept_objects():
     assert [dtype_name(d) for d in ("float16", np.dtype("float16"), jnp.float16)] == ["float16"] * 3
     with pytest.raises(ConfigError, match=r"ModelConfig.param_dtype='float64': unsupported dtype"):
         ModelConfig.from_preset("tiny", param_dtype="float64")
+
+
+def test_training_preferences_are_sampled_and_evaluation_preferences_held_out():
+    import numpy as np
+
+    cfg = TrainConfig.preset("tiny-toolscale", train_preferences=[{"outcome": 1, "cost": 0.5}, {"outcome": 1, "cost": 0}],
+                             eval_preferences={"latency first": {"outcome": 1, "latency": 1}})
+    rng = np.random.default_rng(0)
+    drawn = [cfg.sample_preference(rng) for _ in range(200)]
+    assert {tuple(sorted(d.items())) for d in drawn} == {(("cost", 0.5), ("outcome", 1)), (("cost", 0), ("outcome", 1))}
+    assert 60 < sum(d["cost"] == 0 for d in drawn) < 140
+    assert cfg.reset_options(7, {"outcome": 1, "cost": 0})["preference"] == {"outcome": 1, "cost": 0}
+    assert cfg.reset_options(7)["preference"] == cfg.preference
+    assert TrainConfig.preset("tiny-toolscale").sample_preference(rng) is None  # no list: the run's preference
+    with pytest.raises(ConfigError, match="eval_preferences.*held out"):
+        TrainConfig.preset("tiny-toolscale", train_preferences=[{"outcome": 1, "cost": 0.5}],
+                           eval_preferences={"same": {"outcome": 1.0, "cost": 0.5, "latency": 0.0}})
+    with pytest.raises(ConfigError, match=r"train_preferences\[0\].*unknown preference key"):
+        TrainConfig.preset("tiny-toolscale", train_preferences=[{"outcme": 1}])
+    with pytest.raises(ConfigError, match="sft_expert_choice"):
+        TrainConfig.preset("tiny-toolscale", sft_expert_choice="per_task")
