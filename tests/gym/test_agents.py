@@ -64,3 +64,21 @@ def test_delegating_agent_per_turn_per_episode_and_the_stated_kind():
     texts, category = play(DelegatingAgent(3, per_episode=True, state_kind=True), 11)
     assert texts[0].startswith(f"<think>Request kind: {category.replace('_', ' ')}.</think>\n<tool_call>")
     assert len({t.split("</think>\n")[-1] for t in texts}) == 1 and all("<think>" not in t for t in texts[1:])
+
+
+def test_fit_router_on_training_tasks_beats_the_fixed_experts_hull_there():
+    from orchestra_gym.evaluation import fit_router, hull_gap
+
+    def make():
+        return gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=6)
+
+    router, fit = fit_router(make, ["expert-1", "expert-2", "expert-3"], 120, seed=1_000_000,
+                             options={"tools": ["call_expert"]})
+    assert fit["tasks"] == 120 and set(fit["experts"]) == {"expert-1", "expert-2", "expert-3"}
+    points = [(v["mean_cost_usd"], v["success"]) for v in fit["experts"].values()]
+    assert fit["train_hull_gap"] == pytest.approx(hull_gap(fit["train_success"], fit["train_cost_usd"], points))
+    assert fit["train_hull_gap"] > 0.02  # routing by task kind pays in this setting
+    assert router.cost_weight == fit["cost_weight"] and len(router.table) >= 5
+    # the medium tasks (5 actions in 6 turns) go to the strongest expert, easy ones to a cheaper one
+    assert fit["table"].get("change_item/medium") == "expert-1"
+    assert fit["table"].get("lookup/easy") in ("expert-2", "expert-3")
