@@ -32,7 +32,7 @@ from orchestra_jax.sampler import Sampler
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
 from orchestra_jax.train_config import TrainConfig
 
-__all__ = ["PolicyAgent", "load_policy_agent", "policy_agent_factory"]
+__all__ = ["PolicyAgent", "load_policy_agent", "evaluate_run", "policy_agent_factory"]
 
 
 class PolicyAgent:
@@ -132,6 +132,16 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
       FileNotFoundError: no train_config.json or no finalized checkpoint (the message names the folder).
       ValueError: an unknown phase.
     """
+    cfg, tok, model = _load_run(run_dir, phase, step)
+    return PolicyAgent(
+        model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
+        temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,
+        env_kwargs=cfg.make_env_kwargs(), reset_options=cfg.reset_options(),
+    )
+
+
+def _load_run(run_dir: str | Path, phase: str | None, step: int | None) -> tuple[TrainConfig, ChatTokenizer, Qwen3]:
+    """(config, tokenizer, policy with the checkpoint's weights) of a run folder (see `load_policy_agent`)."""
     run = Path(run_dir)
     cfg_path = run / "train_config.json"
     if not cfg_path.exists():
@@ -147,11 +157,39 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
     model, _ = build_policy(cfg, tok)
     params, _ = checkpoint.restore_params(run, found[0], step, nnx.state(model, nnx.Param))
     nnx.update(model, params)
-    return PolicyAgent(
-        model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
-        temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,
-        env_kwargs=cfg.make_env_kwargs(), reset_options=cfg.reset_options(),
-    )
+    return cfg, tok, model
+
+
+def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[str, Any] | None = None,
+                 phase: str | None = None, step: int | None = None, temperature: float | None = None,
+                 batch: int = 32) -> list[Any]:
+    """The trained policy of a run on `task_ids`, one rollout each, batched `batch` episodes at a time
+    through the trainer's own evaluation path (`orchestra_jax.train.play_tasks`: the same sampler,
+    rendering and env setting as training; much faster than `PolicyAgent`'s one episode at a time).
+
+    Args:
+      run_dir, phase, step: as `load_policy_agent`.
+      task_ids: the tasks (ToolScale: generator seeds; `orchestra_jax.train.held_out_tasks(n)` are the
+        run's own held-out evaluation tasks).
+      preference: the preference vector of every episode (default: the run's).
+      temperature: default the run's eval_temperature.
+
+    Returns:
+      One `orchestra_jax.rollout.Trajectory` per task (``.info`` is the episode's last info), in order.
+
+    Raises: as `load_policy_agent`.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from orchestra_jax.policy import make_envs
+    from orchestra_jax.train import play_tasks
+
+    cfg, tok, model = _load_run(run_dir, phase, step)
+    sampler = Sampler(model, eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
+    envs = make_envs(cfg, min(batch, max(len(task_ids), 1)))
+    with ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
+        return play_tasks(sampler, tok, envs, cfg, list(task_ids), preference, temperature=temperature,
+                          executor=pool)
 
 
 def policy_agent_factory(run_dir: str, seed: int = 0, models: Any = None) -> Any:

@@ -46,7 +46,7 @@ from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.train_step import (init_state, make_grpo_step, make_logp_fn, make_sft_step, optimizer_from_config,
                                       params_digest, split_micro)
 
-__all__ = ["Run", "run_training", "episode_summary", "EVAL_TASK_BASE"]
+__all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "EVAL_TASK_BASE"]
 
 EVAL_TASK_BASE = 2**31  # held-out tasks: ToolScale seeds >= 2^31 (training tasks draw seeds < 2^31)
 
@@ -81,6 +81,32 @@ def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
     tool-call mix (calls per episode), cut and invalid counts (`orchestra_gym.evaluation.rollout_summary`)."""
     return rollout_summary([t.info for t in trajs], turns=[t.turns for t in trajs],
                            invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
+
+
+def held_out_tasks(n: int) -> list[int]:
+    """The first `n` held-out task ids of the evaluation (ToolScale generator seeds 2^31, 2^31 + 1, ...;
+    training draws its tasks from seeds below 2^31)."""
+    return [EVAL_TASK_BASE + i for i in range(n)]
+
+
+def play_tasks(sampler: Sampler, tok: Any, envs: list[Any], cfg: TrainConfig, task_ids: list[Any],
+               preference: dict[str, Any] | None = None, *, temperature: float | None = None,
+               executor: Any = None) -> list[Trajectory]:
+    """One rollout of the policy per task, batched over `envs` (len(envs) tasks at a time), at
+    `temperature` (default: the run's eval_temperature) under `preference` (default: the run's); the
+    evaluation of `Run.evaluate` and of `orchestra_jax.agents.evaluate_run`. Deterministic under the
+    run's seed."""
+    trajs: list[Trajectory] = []
+    for start in range(0, len(task_ids), len(envs)):
+        chunk = task_ids[start:start + len(envs)]
+        out, _ = collect_rollouts(
+            sampler, tok, envs[:len(chunk)], [cfg.reset_options(t, preference) for t in chunk],
+            rollouts_per_task=1, seed=cfg.seed + 7 + start, max_new_tokens=cfg.max_new_tokens,
+            max_seq_len=cfg.max_seq_len, temperature=cfg.eval_temperature if temperature is None else temperature,
+            max_turns=cfg.max_turns, executor=executor,
+        )
+        trajs += out
+    return trajs
 
 
 class Run:
@@ -154,18 +180,8 @@ class Run:
         `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
         (with ``preference``)."""
         cfg = self.cfg
-        trajs: list[Trajectory] = []
-        sampler = self.sampler(params)
-        ids = [EVAL_TASK_BASE + i for i in range(n_tasks)]
-        for start in range(0, n_tasks, len(self.envs)):
-            chunk = ids[start:start + len(self.envs)]
-            out, _ = collect_rollouts(
-                sampler, self.tok, self.envs[:len(chunk)], [cfg.reset_options(t, preference) for t in chunk],
-                rollouts_per_task=1,
-                seed=cfg.seed + 7 + start, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
-                temperature=cfg.eval_temperature, max_turns=cfg.max_turns, executor=self.pool,
-            )
-            trajs += out
+        trajs = play_tasks(self.sampler(params), self.tok, self.envs, cfg, held_out_tasks(n_tasks), preference,
+                           executor=self.pool)
         s = episode_summary(trajs)
         s["tag"] = tag
         s["preference"] = dict(preference if preference is not None else cfg.preference)

@@ -230,3 +230,20 @@ def test_orchestra_eval_policy_errors_are_one_line(tmp_path, capsys):
         main(["eval", "--agent", f"policy:{tmp_path}", "--episodes", "1", "--no-progress"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and "train_config.json not found" in err
+
+
+def test_evaluate_run_plays_held_out_tasks_through_the_trainers_evaluation(run):
+    """`evaluate_run`: the trainer's batched evaluation path (`train.play_tasks`) on a run folder:
+    deterministic, one trajectory per task in order, under the run's or a given preference."""
+    from orchestra_jax.agents import evaluate_run
+    from orchestra_jax.train import episode_summary, held_out_tasks
+
+    out, cfg, _ = run
+    tasks = held_out_tasks(3)
+    a = evaluate_run(out, tasks, temperature=0.0, batch=2)
+    b = evaluate_run(out, tasks, temperature=0.0, batch=2)
+    assert len(a) == 3 and [t.tokens for t in a] == [t.tokens for t in b]
+    assert all("reward_vector" in t.info and t.info["preference"]["cost"] == 1.0 for t in a)
+    other = evaluate_run(out, tasks[:1], temperature=0.0, preference={"outcome": 1.0, "latency": 2.0})
+    assert other[0].info["preference"]["latency"] == 2.0 and other[0].info["preference"]["cost"] == 0.0
+    assert episode_summary(a)["episodes"] == 3
