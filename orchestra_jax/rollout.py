@@ -132,8 +132,9 @@ def trajectory_from_turns(prompt_ids: list[int], turns: Sequence[tuple[list[int]
 
 def env_reply_ids(tokenizer: ChatTokenizer, info: dict[str, Any]) -> list[int]:
     """Token ids of the environment's reply after a sampled assistant turn: the non-assistant
-    ``info["new_messages"]`` as ChatML blocks (starting with the newline after ``<|im_end|>``), ending
-    on the next assistant header. Loss mask 0."""
+    ``info["new_messages"]`` as Qwen3's chat template renders them (`render_messages`: consecutive tool
+    results in one user turn), starting with the newline after ``<|im_end|>`` and ending on the next
+    assistant header. Loss mask 0."""
     new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
     return tokenizer.encode(render_messages(new, after_assistant=True))
 

