@@ -1,0 +1,207 @@
+"""Does a trained run orchestrate? Its policy against every fixed routing rule and the router, in its own setting.
+
+The main job's claim (ToolOrchestra Table 1 / Fig. 6 in miniature): on held-out tasks the trained policy lies
+above the accuracy-cost hull of the fixed strategies (random, always expert-k, cheapest-first cascade) at its own
+cost, is not dominated by any of them, and follows the preference vector it is given (Table 3). This script
+measures that for one ``orchestra train`` run folder, in the run's own setting (env kwargs, tools exposed, turns,
+preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-out tasks
+(`orchestra_jax.train.held_out_tasks`: ToolScale seeds 2^31, 2^31 + 1, ...):
+
+* rows: random, expert-k, cascade, router (`orchestra_gym.evaluation.fit_router`: a lookup from the task's
+  category and difficulty to one expert, fitted on ``--router-tasks`` training tasks with seeds from 10^6; the
+  classical router of RouterBench / RouteLLM; it reads the generator's labels, which the policy never sees) and
+  the trained policy (`orchestra_jax.agents.evaluate_run`, the trainer's batched evaluation at the run's
+  eval_temperature), each with success, cost (cents per task), latency (s per task);
+* hull gap of each row: success minus the hull of the fixed rules at the row's cost (`evaluation.hull_gap`), and
+  whether a fixed rule dominates it (higher success at lower cost);
+* AIQ (RouterBench): the area under the non-decreasing hull of {fixed rules}, {fixed rules + router} and
+  {fixed rules + the policy under every preference}, over costs [0, the dearest row];
+* preference adherence: the policy under each held-out preference of the run (``eval_preferences``) and the
+  default; for each preference P, the mean App. L score (`evaluation.preference_score`, normalised by always
+  expert-1's episodes) of the policy run under P, of the same policy run under the other preferences, and of
+  every fixed rule.
+
+Usage: python benchmarks/bench_orchestration.py --checkpoint RUN_DIR [--episodes 500] [--router-tasks 300]
+       [--plot PNG] [--record]
+Writes benchmarks/RESULTS.md only with --record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.agents import make_agent
+from orchestra_gym.rewards import RewardLayout
+from orchestra_gym.evaluation import (EpisodeResult, aiq, cost_accuracy_hull, fit_router, hull_gap, preference_score,
+                                      run_episodes, summarize)
+
+HERE = Path(__file__).resolve().parent
+FIXED = ("random", "expert-1", "expert-2", "expert-3", "cascade")
+ROUTER_SEED = 1_000_000  # training tasks of the router (the evaluation's start at 2^31)
+
+
+def _row(name: str, results: list[EpisodeResult]) -> dict[str, Any]:
+    s = summarize(results)
+    return {"agent": name, "episodes": s["episodes"], "success": s["success_rate"],
+            "cost_cents": 100.0 * s["mean_cost_usd"], "latency_s": s["mean_latency_s"],
+            "expert_calls": {k: round(v, 2) for k, v in s["tool_calls"].items() if k.startswith("expert-")}}
+
+
+def _as_results(trajs: list[Any], tasks: list[Any], names: list[str]) -> list[EpisodeResult]:
+    """The policy's trajectories as episodes of the metrics, with the env's task ids `tasks` (in the
+    same order); a rollout the trainer cut at its token limit (no env end) ends with reason
+    ``cut: <why>`` and outcome 0, as in training."""
+    out = []
+    for task, t in zip(tasks, trajs):
+        info = dict(t.info)
+        info.setdefault("end_reason", f"cut: {t.cut_reason}")
+        if "reward_vector" not in info:  # cut before the env's end: outcome 0, calls / cost / latency so far
+            info["reward_vector"] = RewardLayout.from_names(names).vector_from_info(info, outcome=0.0)
+        info.setdefault("reward_vector_names", list(names))
+        out.append(EpisodeResult(task, 0, 0, info))
+    return out
+
+
+def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
+    """Every row, the hull gaps, AIQ and the preference table of one run (see the module docstring)."""
+    from orchestra_jax.agents import evaluate_run
+    from orchestra_jax.train import held_out_tasks
+    from orchestra_jax.train_config import TrainConfig
+
+    cfg = TrainConfig.from_dict(json.loads((run_dir / "train_config.json").read_text()))
+    kwargs, options = cfg.make_env_kwargs(), cfg.reset_options()
+    tasks = held_out_tasks(episodes)
+
+    def make_env() -> gym.Env:
+        return gym.make(cfg.env_id, **kwargs)
+
+    played: dict[str, list[EpisodeResult]] = {}
+    for name in FIXED:
+        played[name] = run_episodes(make_env, lambda s, name=name: make_agent(name, seed=s), 0, task_ids=tasks,
+                                    options=options)
+        print(f"  {name}: {_row(name, played[name])}", file=sys.stderr)
+    router, fit = fit_router(make_env, ["expert-1", "expert-2", "expert-3"], router_tasks, seed=ROUTER_SEED,
+                             options=options)
+    played["router"] = run_episodes(make_env, lambda s: router, 0, task_ids=tasks, options=options)
+    preferences = {"default": dict(cfg.preference), **{k: dict(v) for k, v in cfg.eval_preferences.items()}}
+    policy: dict[str, list[EpisodeResult]] = {}
+    for pname, pref in preferences.items():
+        env_task_ids = [r.task_id for r in played["expert-1"]]  # the same tasks, in order
+        names = played["expert-1"][0].info["reward_vector_names"]
+        policy[pname] = _as_results(evaluate_run(run_dir, tasks, preference=pref), env_task_ids, names)
+        print(f"  policy ({pname}): {_row('policy', policy[pname])}", file=sys.stderr)
+    played["trained policy"] = policy["default"]
+
+    rows = [_row(name, res) for name, res in played.items()]
+    fixed_points = [(r["cost_cents"], r["success"]) for r in rows if r["agent"] in FIXED]
+    for r in rows:
+        r["hull_gap"] = hull_gap(r["success"], r["cost_cents"], fixed_points)
+        r["dominated_by"] = [f["agent"] for f in rows if f["agent"] in FIXED and f is not r
+                             and f["success"] > r["success"] and f["cost_cents"] < r["cost_cents"]]
+    policy_points = [(100.0 * summarize(res)["mean_cost_usd"], summarize(res)["success_rate"]) for res in policy.values()]
+    top = max([c for c, _ in fixed_points + policy_points] + [rows[-1]["cost_cents"]])
+    router_row = next(r for r in rows if r["agent"] == "router")
+    aiqs = {
+        "fixed rules": aiq(fixed_points, (0.0, top)),
+        "fixed rules + router": aiq(fixed_points + [(router_row["cost_cents"], router_row["success"])], (0.0, top)),
+        "fixed rules + trained policy (all preferences)": aiq(fixed_points + policy_points, (0.0, top)),
+    }
+    adherence = []
+    baseline = played["expert-1"]
+    for pname, pref in preferences.items():
+        n = len(tasks)
+        entry = {"preference": pname, "vector": pref,
+                 "policy_under_it": preference_score(policy[pname], baseline, pref) / n,
+                 "policy_under_others": {o: preference_score(policy[o], baseline, pref) / n
+                                         for o in preferences if o != pname},
+                 "fixed": {f: preference_score(played[f], baseline, pref) / n for f in FIXED},
+                 "router": preference_score(played["router"], baseline, pref) / n,
+                 **{k: v for k, v in _row("policy", policy[pname]).items() if k in ("success", "cost_cents", "latency_s")}}
+        entry["beats_other_preferences"] = all(entry["policy_under_it"] > v for v in entry["policy_under_others"].values())
+        entry["beats_fixed"] = all(entry["policy_under_it"] > v for v in entry["fixed"].values())
+        adherence.append(entry)
+    return {"run": str(run_dir), "episodes": episodes, "rows": rows, "hull": cost_accuracy_hull(fixed_points),
+            "aiq_cost_range_cents": [0.0, top], "aiq": aiqs, "router_fit": fit, "adherence": adherence}
+
+
+def markdown(m: dict[str, Any]) -> str:
+    """The result as Markdown tables (rows with hull gap; AIQ; preference adherence)."""
+    out = [f"Run `{m['run']}`, {m['episodes']} held-out tasks; hull of the fixed rules (cents, success): "
+           + ", ".join(f"({c:.3f}, {a:.3f})" for c, a in m["hull"]), "",
+           "| agent | success | cost ¢/task | latency s/task | hull gap (points) | dominated by | expert calls per task |",
+           "|---|---|---|---|---|---|---|"]
+    for r in m["rows"]:
+        out.append(f"| {r['agent']} | {r['success']:.3f} | {r['cost_cents']:.3f} | {r['latency_s']:.1f} | "
+                   f"{100 * r['hull_gap']:+.1f} | {', '.join(r['dominated_by']) or '-'} | {r['expert_calls']} |")
+    lo, hi = m["aiq_cost_range_cents"]
+    out += ["", f"AIQ over [{lo:g}, {hi:.3f}] cents: " + "; ".join(f"{k} {v:.3f}" for k, v in m["aiq"].items()),
+            f"Router: cost weight {m['router_fit']['cost_weight']:g} per USD, table {m['router_fit']['table']}", "",
+            "| preference | vector | policy success | cost ¢ | latency s | App. L (policy under it) | under the others "
+            "| best fixed rule | router | beats others / fixed |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for e in m["adherence"]:
+        best = max(e["fixed"], key=e["fixed"].get)
+        others = ", ".join(f"{k} {v:.3f}" for k, v in e["policy_under_others"].items())
+        out.append(f"| {e['preference']} | {e['vector']} | {e['success']:.3f} | {e['cost_cents']:.3f} | "
+                   f"{e['latency_s']:.1f} | {e['policy_under_it']:.3f} | {others} | {best} {e['fixed'][best]:.3f} | "
+                   f"{e['router']:.3f} | {e['beats_other_preferences']} / {e['beats_fixed']} |")
+    return "\n".join(out) + "\n"
+
+
+def plot(m: dict[str, Any], path: Path) -> None:
+    """The accuracy-cost plane: every row, the fixed rules' hull, the policy's points."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.5, 4.5))
+    ax = fig.add_subplot()
+    hull = m["hull"]
+    ax.plot([c for c, _ in hull], [a for _, a in hull], "k--", lw=1, label="hull of the fixed rules")
+    for r in m["rows"]:
+        style = "r*" if r["agent"] == "trained policy" else ("bs" if r["agent"] == "router" else "ko")
+        ax.plot(r["cost_cents"], r["success"], style, ms=10 if style == "r*" else 6)
+        ax.annotate(r["agent"], (r["cost_cents"], r["success"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    for e in m["adherence"]:
+        if e["preference"] != "default":
+            ax.plot(e["cost_cents"], e["success"], "r.", ms=8)
+            ax.annotate(f"policy: {e['preference']}", (e["cost_cents"], e["success"]), textcoords="offset points",
+                        xytext=(4, -10), fontsize=7, color="r")
+    ax.set_xscale("symlog", linthresh=0.1)
+    ax.set_xlabel("cost per task (US cents)")
+    ax.set_ylabel("success rate")
+    ax.set_title("held-out tasks, the run's own setting")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--checkpoint", required=True, type=Path, help="an `orchestra train` output folder")
+    p.add_argument("--episodes", type=int, default=500, help="held-out tasks (default 500)")
+    p.add_argument("--router-tasks", type=int, default=300, help="training tasks the router is fitted on")
+    p.add_argument("--plot", type=Path, default=None, help="write the accuracy-cost plane here (PNG)")
+    p.add_argument("--json", type=Path, default=None, help="write the measurement here (JSON)")
+    p.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
+    args = p.parse_args(argv)
+    m = measure(args.checkpoint, args.episodes, args.router_tasks)
+    text = markdown(m)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(m, indent=1, default=float))
+    if args.plot:
+        plot(m, args.plot)
+    if args.record:
+        from _record import append_section, command
+
+        append_section(f"Orchestration: {args.checkpoint.name}", command("bench_orchestration.py", argv), text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
