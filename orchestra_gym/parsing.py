@@ -50,6 +50,11 @@ Structured actions are accepted too: a call dict ``{"name", "arguments"[, "id"]}
 ``{"type": "function", "function": {...}}`` entry, a list of those, ``{"message": str}``, or
 ``{"tool_calls": [...], "message": str}``. Bad structured actions are errors, never exceptions.
 
+Arguments may nest at most `MAX_ARGUMENT_DEPTH` levels (objects and arrays counted alike, the
+``arguments`` object itself being level 1); deeper arguments, in text or structured actions, make
+the call an error (so no deep JSON ever reaches a tool, the cache or ``json.dumps``). Like every
+malformed action, such a step still counts as a turn and as a parse error.
+
 Source: Qwen3 chat template (``<tool_call>\\n{json}\\n</tool_call>``, ``<think>``), Hermes
 function-calling format (NousResearch); ToolOrchestra (arXiv 2511.21689), whose orchestrator
 turn is reasoning followed by tool calls, and whose tau2 agents also send messages to a user.
@@ -59,6 +64,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -66,6 +72,7 @@ from orchestra_gym.types import ToolCall
 
 __all__ = [
     "FORMAT_HINT",
+    "MAX_ARGUMENT_DEPTH",
     "ParsedAction",
     "parse_action",
     "render_tool_calls",
@@ -77,6 +84,11 @@ FORMAT_HINT = (
     '<tool_call>{"name": "<tool name>", "arguments": {<JSON object>}}</tool_call> blocks, '
     "and/or <message>text for the user</message>."
 )
+
+# Deepest nesting of a call's "arguments" (objects/arrays; the arguments object is level 1). Real
+# tool schemas nest 3-4 levels; the limit stays far below Python's recursion limit (1000) so that
+# json.dumps, copy.deepcopy and the tools never recurse out of the stack.
+MAX_ARGUMENT_DEPTH = 32
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
@@ -416,6 +428,11 @@ def _call_from_obj(obj: Any, index: int) -> tuple[ToolCall | None, str | None]:
             f'"arguments" of {name!r} must be a JSON object like {{"order_id": "#W1"}}, got {_json_type(args)}; '
             "use {} for a tool without arguments."
         )
+    if _deeper_than(args, MAX_ARGUMENT_DEPTH):
+        return None, (
+            f'"arguments" of {name!r} nest more than {MAX_ARGUMENT_DEPTH} levels deep; '
+            "tool arguments are flat objects of a few levels at most."
+        )
     if "id" in obj:
         cid = obj["id"]
         if not isinstance(cid, str):
@@ -544,8 +561,36 @@ def _json_type(v: Any) -> str:
     return type(v).__name__
 
 
+def _deeper_than(obj: Any, limit: int) -> bool:
+    """True when `obj` nests dicts/lists/tuples more than `limit` levels (iterative: any depth,
+    cycles included, is answered without recursion)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            children: Iterable[Any] = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if d > limit:
+            return True
+        stack.extend((c, d + 1) for c in children)
+    return False
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 8, 200, 200
+
+
 def _safe_repr(v: Any) -> str:
+    """JSON text of `v` when it is shallow enough, else a bounded `reprlib` form (never raises)."""
     try:
-        return json.dumps(v, ensure_ascii=False, default=repr)
+        if not _deeper_than(v, MAX_ARGUMENT_DEPTH + 2):
+            return json.dumps(v, ensure_ascii=False, default=repr)
     except Exception:
-        return repr(v)
+        pass
+    try:
+        return _REPR.repr(v)
+    except Exception:
+        return f"<unprintable {type(v).__name__}>"
