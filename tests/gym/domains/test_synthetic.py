@@ -384,3 +384,4 @@ def test_call_tool_never_raises(data):
     r = backend.call_tool(name, args)
     assert isinstance(r.content, str) and r.content
     assert r.error or name == tool.name
+

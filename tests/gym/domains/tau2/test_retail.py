@@ -197,3 +197,15 @@ def test_calculate_rounds_to_two_places_and_rejects_letters():
     assert call(env, "calculate", expression="2 ** -1") == ("0.5", False)
     assert call(env, "calculate", expression="abs(2)") == ("Error: Invalid characters in expression", True)
     assert call(env, "calculate", expression="9 ** 99999") == ("Error: Exponent too large", True)
+
+
+@pytest.mark.parametrize("expression", ["(9999**9999)**999", "(9999 ** 99) ** 99", "(9**9999) * (9**9999) * (9**9999)"])
+def test_calculate_bounds_the_work_of_any_expression(expression):
+    import time
+
+    env = Tau2Environment("retail")
+    t0 = time.monotonic()
+    content, error = call(env, "calculate", expression=expression)
+    assert time.monotonic() - t0 < 0.5
+    assert error and content.startswith("Error: number too large: the result would have about")
+    assert call(env, "calculate", expression="(2 ** 2000) / (2 ** 1990)") == ("1024.0", False)  # parity kept
