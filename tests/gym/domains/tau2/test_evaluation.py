@@ -185,6 +185,25 @@ def test_initial_state_data_and_communicate_ignores_commas(mock_dir):
     assert evaluate(t, [], ["completed now"], data_dir=mock_dir).breakdown == {"DB": 0.0, "COMMUNICATE": 1.0}
 
 
+def test_communicate_keeps_tau2s_rule_so_an_info_with_a_comma_never_matches(mock_dir):
+    # tau2 strips commas from the agent's message only (parity, Tau2Env docstring "Rewards"), so
+    # an expected "$1,000" can never match; ToolScale's process fidelity normalises both sides.
+    from dataclasses import replace
+
+    from orchestra_gym.domains.synthetic.core import mentions
+
+    t = tasks(mock_dir)["init"]
+    raw = dict(t.metadata["raw"], evaluation_criteria={"communicate_info": ["$1,000"], "reward_basis": ["COMMUNICATE"]})
+    t = replace(t, metadata=dict(t.metadata, raw=raw))
+    for said in ("You will get $1,000 back.", "You will get $1000 back."):
+        res = evaluate(t, [], [said], data_dir=mock_dir)
+        assert res.reward == 0.0 and res.breakdown["COMMUNICATE"] == 0.0
+    assert evaluate(replace(t, metadata=dict(t.metadata, raw=dict(raw, evaluation_criteria={
+        "communicate_info": ["$1000"], "reward_basis": ["COMMUNICATE"]}))), [], ["You get $1,000."],
+        data_dir=mock_dir).reward == 1.0
+    assert mentions("You will get $1,000 back.", "$1,000") and mentions("You will get $1000 back.", "$1,000")
+
+
 def test_backend_implements_the_protocol(mock_dir):
     b = Tau2Backend(tasks(mock_dir)["create"], data_dir=mock_dir)
     assert isinstance(b, DomainBackend)
