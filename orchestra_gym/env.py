@@ -207,7 +207,7 @@ class OrchestraEnv(gym.Env[str, str]):
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         self.turn += 1
         parsed: ParsedAction = parse_action(action)
-        raw = action if isinstance(action, str) else parsed.raw
+        raw = parsed.raw  # the action's text, lone surrogates scrubbed (parsing.scrub_text)
         new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
         step_usage = Usage()
         step_errors = list(parsed.errors)

@@ -50,6 +50,10 @@ Structured actions are accepted too: a call dict ``{"name", "arguments"[, "id"]}
 ``{"type": "function", "function": {...}}`` entry, a list of those, ``{"message": str}``, or
 ``{"tool_calls": [...], "message": str}``. Bad structured actions are errors, never exceptions.
 
+Text is scrubbed where it enters (`scrub_text`): a lone UTF-16 surrogate (``"\\ud800"``, which
+no UTF-8 encoder accepts) becomes U+FFFD in the raw text, tool names, arguments, ids and
+messages, so one bad call never breaks the conversation's later requests or the cache.
+
 Arguments may nest at most `MAX_ARGUMENT_DEPTH` levels (objects and arrays counted alike, the
 ``arguments`` object itself being level 1); deeper arguments, in text or structured actions, make
 the call an error (so no deep JSON ever reaches a tool, the cache or ``json.dumps``). Like every
@@ -77,6 +81,7 @@ __all__ = [
     "parse_action",
     "render_tool_calls",
     "render_action",
+    "scrub_text",
 ]
 
 FORMAT_HINT = (
@@ -190,10 +195,10 @@ def parse_action(
     """
     try:
         if isinstance(action, str):
-            return _parse_text(action, plain_text_as_message, think_open)
+            return _parse_text(scrub_text(action), plain_text_as_message, think_open)
         return _parse_structured(action)
     except Exception as e:  # pragma: no cover - defensive: a parser bug must not crash an episode
-        raw = action if isinstance(action, str) else _safe_repr(action)
+        raw = scrub_text(action) if isinstance(action, str) else _safe_repr(action)
         return ParsedAction(raw=raw, errors=[f"internal parser error ({type(e).__name__}: {e}). {FORMAT_HINT}"])
 
 
@@ -433,13 +438,14 @@ def _call_from_obj(obj: Any, index: int) -> tuple[ToolCall | None, str | None]:
             f'"arguments" of {name!r} nest more than {MAX_ARGUMENT_DEPTH} levels deep; '
             "tool arguments are flat objects of a few levels at most."
         )
+    name, args = scrub_text(name), scrub_text(args)
     if "id" in obj:
         cid = obj["id"]
         if not isinstance(cid, str):
             return None, f'"id" of {name!r} must be a string, got {_json_type(cid)}; or leave it out.'
     else:
         cid = f"call_{index}"
-    return ToolCall(name=name, arguments=args, id=cid), None
+    return ToolCall(name=name, arguments=args, id=scrub_text(cid)), None
 
 
 def _parse_structured(action: Any) -> ParsedAction:
@@ -482,7 +488,7 @@ def _parse_structured(action: Any) -> ParsedAction:
     else:
         out.errors.append(f"an action must be text or a dict/list, got {type(action).__name__}. {hint}")
     _add_calls(out, calls_in, hint)
-    out.message = message
+    out.message = scrub_text(message)
     out.raw = render_action(out.tool_calls, message=out.message) if not out.errors else _safe_repr(action)
     return out
 
@@ -561,6 +567,25 @@ def _json_type(v: Any) -> str:
     return type(v).__name__
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_text(value: Any) -> Any:
+    """`value` with every lone UTF-16 surrogate (U+D800..U+DFFF) in its strings replaced by U+FFFD.
+
+    Strings, and the keys and values of dicts, lists and tuples (recursively), are scrubbed;
+    other values are returned as they are. Such code points cannot be encoded as UTF-8, so one
+    of them in a request body, a cache key or a log line would raise ``UnicodeEncodeError``.
+    """
+    if isinstance(value, str):
+        return _SURROGATE_RE.sub("\ufffd", value) if _SURROGATE_RE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub_text(k): scrub_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_text(v) for v in value)
+    return value
+
+
 def _deeper_than(obj: Any, limit: int) -> bool:
     """True when `obj` nests dicts/lists/tuples more than `limit` levels (iterative: any depth,
     cycles included, is answered without recursion)."""
@@ -587,10 +612,10 @@ def _safe_repr(v: Any) -> str:
     """JSON text of `v` when it is shallow enough, else a bounded `reprlib` form (never raises)."""
     try:
         if not _deeper_than(v, MAX_ARGUMENT_DEPTH + 2):
-            return json.dumps(v, ensure_ascii=False, default=repr)
+            return scrub_text(json.dumps(v, ensure_ascii=False, default=repr))
     except Exception:
         pass
     try:
-        return _REPR.repr(v)
+        return scrub_text(_REPR.repr(v))
     except Exception:
         return f"<unprintable {type(v).__name__}>"
