@@ -6,9 +6,9 @@ equal to tau2's definition. tau2-bench v0.2.0 itself, measured on the same kind 
 (issue 4): about 250 ms to build a fresh retail environment, 110-200 us per read call, 75 ms per
 database hash.
 
-Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--repeats N] [--no-record]
+Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--repeats N] [--record]
 Appends a section ``## tau2 (issue 4)`` to benchmarks/RESULTS.md with the command, the machine
-and the date (unless --no-record).
+and the date (with --record only; else it prints only).
 """
 
 from __future__ import annotations
@@ -139,12 +139,13 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=1000)
-    ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
+    ap.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = ap.parse_args()
     rows = bench(args.repeats)
     out = table(rows)
     print(out)
-    if not args.no_record:
+    if args.record:
         cmd = "TAU2_DATA_DIR=<tau2 v0.2.0 data/tau2> PYTHONPATH=. python " + " ".join(
             [os.path.relpath(sys.argv[0])] + sys.argv[1:])
         machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"

@@ -73,7 +73,7 @@ def test_data_path_works_for_tau2_and_is_refused_for_toolscale(capsys, tmp_path,
     assert e.value.code == 2 and "TypeError" not in err and "unexpected keyword" not in err
     tau2 = data_dir(None)
     if not (tau2 / "domains" / "mock").is_dir():
-        pytest.skip(f"tau2 data not found at {tau2}; set TAU2_DATA_DIR")
+        pytest.skip(f"tau2 data not found at {tau2}; set ORCHESTRA_DATA_DIR or TAU2_DATA_DIR")
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     rc = main(["eval", "--env", "ToolOrchestra-Tau2-Mock-v0", "--agent", "oracle", "--data-path", str(tau2),
                "--episodes", "1", "--no-progress"])

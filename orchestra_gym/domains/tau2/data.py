@@ -4,9 +4,9 @@ Layout of a tau2 data directory (tau2-bench v0.2.0 ``data/tau2``): ``domains/<do
 ``db.json`` (or ``db.toml``), ``tasks.json`` and ``policy.md`` (telecom: ``main_policy.md``), and
 ``user_simulator/simulation_guidelines*.md``.
 
-The directory is ``data_dir=`` when given, else ``$TAU2_DATA_DIR``, else ``<repo>/../shared/data/tau2``.
-The reference recordings used by the tests live in ``$TAU2_REFERENCE_DIR`` (default
-``<repo>/../shared/data/tau2_reference``).
+The directory is ``data_dir=`` when given, else ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2``
+(`orchestra_gym.data_paths`). The reference recordings used by the tests live in
+``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``.
 """
 
 from __future__ import annotations
@@ -17,25 +17,27 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from orchestra_gym.data_paths import DATA_DIR_ENV, dataset_path, how_to_configure
+
 __all__ = ["data_dir", "reference_dir", "domain_dir", "read_data_file", "load_raw_tasks", "load_policy"]
 
-_REPO = Path(__file__).resolve().parents[3]
+# Returned when no location is configured: a relative path that exists nowhere and names the fix.
+_UNSET = Path(f"{DATA_DIR_ENV}-not-set")
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else ``<repo>/../shared/data/tau2``."""
+    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2``
+    (when neither is set: a path that does not exist; `domain_dir` then says how to configure it)."""
     if path is not None:
         return Path(path)
-    env = os.environ.get("TAU2_DATA_DIR")
-    return Path(env) if env else _REPO.parent / "shared" / "data" / "tau2"
+    return dataset_path("tau2") or _UNSET / "tau2"
 
 
 def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 reference recordings: ``path``, else ``$TAU2_REFERENCE_DIR``, else ``<repo>/../shared/data/tau2_reference``."""
+    """The tau2 reference recordings: ``path``, else ``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``."""
     if path is not None:
         return Path(path)
-    env = os.environ.get("TAU2_REFERENCE_DIR")
-    return Path(env) if env else _REPO.parent / "shared" / "data" / "tau2_reference"
+    return dataset_path("tau2_reference") or _UNSET / "tau2_reference"
 
 
 def domain_dir(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
@@ -44,11 +46,14 @@ def domain_dir(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     Raises:
         FileNotFoundError: the folder does not exist (the message says how to point at the data).
     """
+    if path is None and dataset_path("tau2") is None:
+        raise FileNotFoundError(f"tau2 data is not configured: {how_to_configure('tau2', 'data_dir')} "
+                                f"(tau2-bench v0.2.0 keeps it in data/tau2; the folder holds domains/)")
     d = data_dir(path) / "domains" / domain
     if not d.is_dir():
         raise FileNotFoundError(
             f"tau2 domain folder not found: {d}. Pass data_dir= (the folder that holds domains/) "
-            f"or set TAU2_DATA_DIR; tau2-bench v0.2.0 keeps it in data/tau2."
+            f"or set TAU2_DATA_DIR or {DATA_DIR_ENV} (README, Data); tau2-bench v0.2.0 keeps it in data/tau2."
         )
     return d
 

@@ -10,14 +10,15 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401
+from orchestra_gym.domains.tau2.data import data_dir
 from orchestra_gym.cli import run_episodes, summarize
 from orchestra_gym.tools.models import parse_models
 from tests.servers import OpenAIServer
 
-DATA = Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[4] / "shared" / "data" / "tau2"))
+DATA = data_dir()
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file(),
-    reason=f"tau2-bench v0.2.0 data not found at {DATA} (set TAU2_DATA_DIR to tau2's data/tau2 folder)",
+    reason=f"tau2-bench v0.2.0 data not found at {DATA} (set ORCHESTRA_DATA_DIR, README: Data)",
 )
 
 

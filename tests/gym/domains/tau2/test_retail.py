@@ -16,7 +16,7 @@ from orchestra_gym.domains.tau2.data import data_dir
 DATA = data_dir()
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file(),
-    reason=f"tau2 retail data not found at {DATA}; set TAU2_DATA_DIR to tau2-bench v0.2.0's data/tau2",
+    reason=f"tau2 retail data not found at {DATA}; set ORCHESTRA_DATA_DIR (README: Data) or TAU2_DATA_DIR",
 )
 
 ORDER, USER, PAYPAL, CARD = "#W1129578", "liam_thomas_8833", "paypal_8229936", "credit_card_5089597"
