@@ -365,9 +365,9 @@ class ToolScaleEnv(FunctionCallingEnv):
     ``operation_completeness``. ``tools`` (reset only): the tools as OpenAI schemas.
 
     ## Tools
-    Domain tools cost nothing. ``call_expert(expert)``: a simulated expert (expert-1: gpt-5 price,
-    expert-2: Qwen3-32B price, expert-3: Qwen3-8B price; accuracies and latency models in
-    `orchestra_gym.tools.simulated`); its proposal is executed as the turn's action.
+    Domain tools cost nothing. ``call_expert(expert)``: a simulated expert (the pool
+    `orchestra_gym.pricing.EXPERT_POOL`: expert-1 gpt-5, expert-2 gpt-5-mini, expert-3 Qwen3-32B
+    prices; accuracies and latency models in `orchestra_gym.tools.simulated`); its proposal is executed as the turn's action.
 
     ## Version History
     * v0: initial release.

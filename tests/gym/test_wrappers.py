@@ -110,7 +110,9 @@ def test_strong_expert_wins_outcome_cheap_expert_wins_cost():
         infos = [_play(env, a, seed=s)[1] for s in range(40)]
         out[a] = (np.mean([i["outcome"] for i in infos]), np.mean([i["episode_cost_usd"] for i in infos]))
     assert out[0][0] > out[2][0] + 0.15
-    assert out[0][1] > 5 * out[2][1]
+    # expert-3 is priced as Qwen3-32B (0.8/0.8 USD per 1M tokens; the paper's pool, pricing.EXPERT_POOL),
+    # no longer Qwen3-8B (0.2/0.2): expert-1 costs about 2.3x as much, not > 5x
+    assert out[0][1] > 2 * out[2][1]
 
 
 def test_toolchoice_rejects_bad_actions_and_custom_feature_fn_needs_a_space():
