@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from orchestra_gym.parsing import scrub_text
 from orchestra_gym.tools.llm import ChatModel, ChatResponse, messages_to_openai, tools_to_openai
 from orchestra_gym.types import Message, ToolResult, ToolSpec
 
@@ -64,9 +65,10 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
 
 def chat_request(model: str, messages: list[Message | dict[str, Any]], tools: list[ToolSpec | dict[str, Any]] | None,
                  sampling: dict[str, Any]) -> dict[str, Any]:
-    """The canonical chat request used for cache keys: model, OpenAI-form messages and tools, sampling."""
-    return {"model": model, "messages": messages_to_openai(messages), "tools": tools_to_openai(tools) or [],
-            "sampling": dict(sampling)}
+    """The canonical chat request used for cache keys: model, OpenAI-form messages and tools, sampling
+    (lone surrogates replaced by U+FFFD, as the request body has them: `parsing.scrub_text`)."""
+    return scrub_text({"model": model, "messages": messages_to_openai(messages), "tools": tools_to_openai(tools) or [],
+                       "sampling": dict(sampling)})
 
 
 _SCHEMA = """

@@ -187,3 +187,13 @@ def test_empty_cache_file_is_an_error_in_replay_and_a_warning_in_record(tmp_path
         cache.close()
         caplog.clear()
     assert CallCache(empty, mode="replay").get("search", {"q": "record-missing"}) == {"content": "x"}
+
+
+def test_lone_surrogate_in_a_cached_request_costs_nothing_more(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with OpenAIServer(api_key=SECRET) as srv:
+        m = CachedChatModel(_model(srv.base_url), CallCache(tmp_path / "c.sqlite", mode="record-missing"))
+        bad = [Message("user", "order \ud800 please")]
+        first, again = m.complete(bad), m.complete(bad)
+        assert first.ok and again.ok and again.raw["cache"] == "hit" and srv.count == 1
+        assert m.complete([Message("user", "next")]).ok and srv.count == 2
