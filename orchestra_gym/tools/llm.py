@@ -169,7 +169,7 @@ def _post_bounded(client: httpx.Client, url: str, payload: dict[str, Any], heade
     """One attempt: POST and read the body under the policy's deadline and size cap."""
     deadline = time.monotonic() + policy.timeout_s
     body = bytearray()
-    with client.stream("POST", url, content=_json_bytes(payload), headers=headers, timeout=policy.timeout_s) as resp:
+    with client.stream("POST", url, content=_json_bytes(payload), headers={"Content-Type": "application/json", **headers}, timeout=policy.timeout_s) as resp:
         _check_length(resp, policy.max_response_bytes)
         for chunk in resp.iter_bytes():
             _add_chunk(body, chunk, policy.max_response_bytes, deadline, policy.timeout_s)
@@ -181,7 +181,7 @@ async def _apost_bounded(client: httpx.AsyncClient, url: str, payload: dict[str,
     """Async twin of `_post_bounded`."""
     deadline = time.monotonic() + policy.timeout_s
     body = bytearray()
-    async with client.stream("POST", url, content=_json_bytes(payload), headers=headers,
+    async with client.stream("POST", url, content=_json_bytes(payload), headers={"Content-Type": "application/json", **headers},
                              timeout=policy.timeout_s) as resp:
         _check_length(resp, policy.max_response_bytes)
         async for chunk in resp.aiter_bytes():
