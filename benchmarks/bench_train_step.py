@@ -5,7 +5,7 @@ One run, CPU by default. Each contender does the same work per step: the policy'
 surrogate loss (eps 0.2 / 0.28, dual clip 10, token-mean) and an AdamW update. Reported: tokens per
 second (B x T / median step time over `--steps` steps after a warm-up step that includes compilation).
 
-  orchestra_jax: `orchestra_jax.train.make_grpo_step` (one jit, donated state).
+  orchestra_jax: `orchestra_jax.train_step.make_grpo_step` (one jit, donated state).
   tunix:         `tunix.rl.algo_core.grpo_loss_fn` with `tunix.models.qwen3` + nnx.Optimizer(optax.adamw),
                  ref log-probs by `tunix.rl.common.compute_per_token_logps` (both nnx.jit).
   torch:         transformers' Qwen3ForCausalLM (eager, fp32) + the same loss in PyTorch + torch.optim.AdamW.
@@ -58,7 +58,7 @@ def bench_ours(args, data):
     import jax
     from flax import nnx
 
-    from orchestra_jax import grpo, train
+    from orchestra_jax import grpo, train_step as train
     from orchestra_jax.config import ModelConfig
     from orchestra_jax.model import Qwen3
 

@@ -17,19 +17,34 @@ Agents:
       (function-calling envs: ToolScale, tau2).
     * ``cascade``: cheapest-first; calls the cheapest expert, and escalates to the next dearer
       one for the rest of the episode after an expert's action fails (function-calling envs).
+    * ``delegating``: every turn delegates to an expert drawn uniformly at random (seeded); the
+      demonstrator of the trainer's supervised warm start (function-calling envs).
+    * ``router`` (`RouterAgent`): the classical router of RouterBench / RouteLLM, a lookup from task
+      features (category, difficulty) to one expert, fitted on training tasks
+      (`orchestra_gym.evaluation.fit_router`); not built by name, since it needs a fit.
+    * ``llm:<model id>`` (`LLMAgent`): a chat model behind any OpenAI-compatible endpoint named in
+      the models file is the orchestrator (the paper's prompted baselines, ToolOrchestra Table 1).
+
+`agent_factory(spec)` turns an agent spec into an `AgentFactory` (the agents of one evaluation, and
+the setting an agent brings, e.g. a trained run's env); other packages add spec kinds with
+`register_agent_kind` (``policy:<run dir>`` from `orchestra_jax`, which this package never imports).
 """
 
 from __future__ import annotations
 
+import json
 import string
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 from orchestra_gym.parsing import render_tool_calls
-from orchestra_gym.types import ToolCall
+from orchestra_gym.types import Message, ToolCall
 
-__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "make_agent", "AGENT_NAMES"]
+__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "DelegatingAgent", "RouterAgent",
+           "LLMAgent", "make_agent", "check_agent_name", "llm_agent", "AgentFactory", "agent_factory",
+           "register_agent_kind", "AGENT_NAMES"]
 
 
 class Agent(Protocol):
@@ -145,21 +160,334 @@ class CascadeAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": self.order[self.level]})])
 
 
-AGENT_NAMES = ("random", "oracle", "cascade", "expert-<k>")
+class DelegatingAgent:
+    """Every turn delegates to an expert drawn uniformly at random (``call_expert``), seeded.
+
+    The trainer's warm-start demonstrator (`orchestra_jax.train`): a policy that imitates it writes
+    valid tool calls with a uniform expert mix, and GRPO has to discover which experts are worth
+    their price.
+
+    Raises (in `reset`): ValueError when the environment has no experts.
+    """
+
+    name = "delegating"
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self.experts = sorted(getattr(env.unwrapped, "experts", {}))
+        if not self.experts:
+            raise ValueError("the delegating agent needs an environment with experts (call_expert)")
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        expert = self.experts[int(self.rng.integers(len(self.experts)))]
+        return render_tool_calls([ToolCall("call_expert", {"expert": expert})])
+
+
+class RouterAgent:
+    """The classical router baseline: a lookup from task features to one expert, used for every turn.
+
+    RouterBench (Hu et al. 2024) and RouteLLM (Ong et al. 2024) route each query to one model from
+    features of the query; here the features are the task's ``category`` and ``difficulty``
+    (`orchestra_gym.types.Task`), read from ``env.unwrapped.task`` at reset. The table is fitted on
+    training tasks with `RouterAgent.fit`: every expert is played on every training task (always
+    that expert), and each feature cell gets the expert with the best mean utility
+    ``success - cost_weight * cost_usd``. A cell not seen in training falls back to the expert that is
+    best over all training tasks. The features are the task generator's labels, which the policy
+    never sees (it reads only the request): the router is a strong baseline, not a fair policy.
+
+    Args:
+        table: (category, difficulty) -> expert name.
+        default: the expert for unseen cells.
+        cost_weight: the utility's price of one USD, in success units (kept for the record).
+    """
+
+    name = "router"
+
+    def __init__(self, table: "dict[tuple[str, str], str]", default: str, cost_weight: float = 0.0):
+        self.table = dict(table)
+        self.default = default
+        self.cost_weight = float(cost_weight)
+        self.expert = default
+
+    @staticmethod
+    def features(task: Any) -> "tuple[str, str]":
+        """The lookup key of a task: (category, difficulty)."""
+        return (str(getattr(task, "category", "") or ""), str(getattr(task, "difficulty", "") or ""))
+
+    @classmethod
+    def fit(cls, records: "Sequence[dict[str, Any]]", cost_weight: float) -> "RouterAgent":
+        """Fit the table from per-episode records of the fixed experts on training tasks.
+
+        Args:
+            records: dicts with ``expert`` (name), ``features`` ((category, difficulty)),
+                ``solved`` (bool or 0/1) and ``cost_usd`` (float, USD): one per (expert, task).
+            cost_weight: success units per USD in the utility ``success - cost_weight * cost_usd``.
+
+        Raises:
+            ValueError: no records.
+        """
+        if not records:
+            raise ValueError("records is empty: play every expert on some training tasks first")
+        cells: dict[Any, dict[str, list[float]]] = {}
+        overall: dict[str, list[float]] = {}
+        for r in records:
+            u = float(r["solved"]) - cost_weight * float(r["cost_usd"])
+            cells.setdefault(tuple(r["features"]), {}).setdefault(r["expert"], []).append(u)
+            overall.setdefault(r["expert"], []).append(u)
+
+        def best(d: "dict[str, list[float]]") -> str:
+            return max(sorted(d), key=lambda e: float(np.mean(d[e])))
+
+        table = {k: best(v) for k, v in cells.items()}
+        return cls(table, best(overall), cost_weight)
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self.expert = self.table.get(self.features(env.unwrapped.task), self.default)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return render_tool_calls([ToolCall("call_expert", {"expert": self.expert})])
+
+
+AGENT_NAMES = ("random", "oracle", "cascade", "delegating", "expert-<k>", "llm:<model id>")
 
 
 def make_agent(name: str, seed: int = 0) -> Agent:
-    """Build a baseline agent by name (``random``, ``oracle``, ``cascade``, ``expert-<k>``).
+    """Build a baseline agent by name (``random``, ``oracle``, ``cascade``, ``delegating``, ``expert-<k>``).
+
+    For ``llm:<model id>`` and registered kinds (``policy:<run dir>``) use `agent_factory`.
 
     Raises:
         ValueError: unknown name (lists the known ones).
     """
+    check_agent_name(name)
     if name == "random":
         return RandomAgent(seed)
     if name == "oracle":
         return OracleAgent()
     if name == "cascade":
         return CascadeAgent()
-    if name.startswith("expert-") or name.startswith("expert:"):
-        return ExpertAgent(name.replace("expert:", "", 1))
-    raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
+    if name == "delegating":
+        return DelegatingAgent(seed)
+    return ExpertAgent(name.replace("expert:", "", 1))
+
+
+def check_agent_name(name: str) -> None:
+    """Raise ValueError (listing the known agents) unless `make_agent` builds `name`."""
+    if name in ("random", "oracle", "cascade", "delegating") or name.startswith("expert-") or name.startswith("expert:"):
+        return
+    known = list(AGENT_NAMES) + [f"{k}:<{hint}>" for k, (_, hint) in sorted(_AGENT_KINDS.items())]
+    raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known)}")
+
+
+# ----------------------------------------------------------------------------------- LLM agent
+class LLMAgent:
+    """A chat model behind an OpenAI-compatible endpoint as the orchestrator.
+
+    The conversation is kept per episode: `reset` starts it with the env's opening messages
+    (``info["new_messages"]``: its system prompt and the user's first message), each `act` adds
+    the env's messages of the last step (tool results, the user's reply, parse errors) after the
+    model's own reply, then asks the model for the next turn.
+
+    Tool calling (the models file's ``tool_calling``, see `orchestra_gym.tools.models`):
+        * ``"native"``: the env's tools (``info["tools"]``, OpenAI schemas) go in the request's
+          ``tools``; a reply with ``tool_calls`` becomes a structured action (the calls, with the
+          reply's call ids, so that each tool message answers its call). A call whose arguments
+          are not a JSON object is passed on as the text the server sent, and the env reports the
+          parse error. A reply without ``tool_calls`` goes to the env's parser as text (tags or
+          a plain message to the user). The history sent back holds only the calls the env
+          answered, each followed by its tool message (OpenAI's rule).
+        * ``"text"``: no ``tools`` are sent (the env's system prompt lists them); the reply's
+          text, with its Hermes ``<tool_call>`` tags, is the action for the env's parser. Tool
+          calls a server extracted from the text anyway (transformers serve does for Qwen3) are
+          written back as ``<tool_call>`` blocks after the text. Tool results are sent as
+          ``tool`` messages, which chat templates render for the model (Qwen3:
+          ``<tool_response>``); endpoints that insist on OpenAI's pairing rule want ``native``.
+
+    Accounting: the tokens, USD (the model's price from the models file or the pricing
+    schedule) and seconds (wall clock, retries included) of each request are reported to the env
+    with ``env.unwrapped.add_orchestrator_usage`` before the action is returned, so the step's
+    ``info`` carries them as ``orchestrator_*`` and in the episode totals.
+
+    Never raises on a bad reply: a malformed action is the env's parse error. When the endpoint
+    fails after its retries (or answers what is not a chat completion), the failure is reported
+    to the env with its error text and the empty action is returned: the env ends the episode
+    there (truncated, ``end_reason="orchestrator_error"``, outcome 0), an infrastructure failure
+    apart from the policy's own errors. ``last_error`` keeps the text.
+
+    Args:
+        model: a `orchestra_gym.tools.llm.ChatModel` (``complete(messages, tools, **sampling)``).
+        tool_calling: ``"native"`` or ``"text"``.
+        sampling: sampling arguments of every request (over the model's defaults).
+        name: the agent's name in tables (default ``llm:<model.model>``).
+
+    Raises:
+        ValueError: unknown `tool_calling`.
+    """
+
+    def __init__(self, model: Any, tool_calling: str = "native", sampling: dict[str, Any] | None = None,
+                 name: str | None = None):
+        if tool_calling not in ("native", "text"):
+            raise ValueError(f"tool_calling must be 'native' or 'text', got {tool_calling!r}")
+        self.model = model
+        self.tool_calling = tool_calling
+        self.sampling = dict(sampling or {})
+        self.name = name or f"llm:{getattr(model, 'model', 'model')}"
+        self.messages: list[Message] = []
+        self.last_error: str | None = None
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        """Start the episode's conversation with the env's opening messages."""
+        self.env = env.unwrapped
+        self.tools = _tool_schemas(env, info) if self.tool_calling == "native" else None
+        self.messages = [Message.from_dict(m) for m in info.get("new_messages", [])]
+        self._reply: Message | None = None
+        self.last_error = None
+
+    def act(self, observation: str, info: dict[str, Any]) -> "str | dict":
+        """Ask the model for the next turn; the action for ``env.step`` (text or structured)."""
+        if self._reply is not None:
+            self._absorb(self._reply, info.get("new_messages", []))
+        response = self.model.complete(self.messages, tools=self.tools, **self.sampling)
+        report = getattr(self.env, "add_orchestrator_usage", None)
+        if not response.ok:
+            self.last_error = response.error
+            self._reply = Message("assistant", "")
+            if report is not None:
+                report(response.usage, error=response.error)
+            return ""
+        if report is not None:
+            report(response.usage)
+        self._reply = response.message
+        try:
+            action = self._action(response.message, response.raw.get("bad_arguments") or {})
+        except Exception:  # a reply this code did not foresee: let the env's parser judge its text
+            action = response.message.content
+        if isinstance(action, str):  # the history keeps the text the env parsed
+            self._reply = Message("assistant", action)
+        return action
+
+    def _action(self, reply: Message, bad_arguments: dict[str, str]) -> "str | dict":
+        calls = list(reply.tool_calls or [])
+        if self.tool_calling == "native":
+            if not calls:
+                return reply.content
+            return {"tool_calls": [{"name": c.name, "id": c.id,
+                                    "arguments": bad_arguments.get(c.id, c.arguments)} for c in calls]}
+        blocks = []
+        for c in calls:  # calls a server extracted from the text: back to Hermes tags
+            if c.id in bad_arguments:
+                blocks.append(f'<tool_call>\n{{"name": {json.dumps(c.name)}, "arguments": {bad_arguments[c.id]}}}\n'
+                              "</tool_call>")
+            else:
+                blocks.append(render_tool_calls([ToolCall(c.name, c.arguments, "call_0")]))
+        return "\n".join(part for part in [reply.content, *blocks] if part) if blocks else reply.content
+
+    def _absorb(self, reply: Message, new_messages: list[dict[str, Any]]) -> None:
+        """Add the model's last reply and the env's answer to it to the conversation."""
+        env_said = [Message.from_dict(m) for m in new_messages if m.get("role") != "assistant"]
+        if self.tool_calling == "text":  # the calls stay in the text, as the model wrote them
+            self.messages.append(Message("assistant", reply.content))
+            self.messages.extend(env_said)
+            return
+        # native: keep the calls the env answered (its parse of our action), each answered right after
+        executed = next((Message.from_dict(m) for m in new_messages if m.get("role") == "assistant"), None)
+        answered = {m.tool_call_id for m in env_said if m.role == "tool"}
+        calls = [c for c in (executed.tool_calls or [] if executed else []) if c.id in answered]
+        self.messages.append(Message("assistant", reply.content, tool_calls=calls or None))
+        self.messages.extend([m for m in env_said if m.role == "tool" and m.tool_call_id in answered])
+        self.messages.extend([m for m in env_said if not (m.role == "tool" and m.tool_call_id in answered)])
+
+    def close(self) -> None:
+        """Close the model's HTTP client (if it has one)."""
+        close = getattr(self.model, "close", None)
+        if callable(close):
+            close()
+
+
+def llm_agent(model_id: str, models: Any = None, sampling: dict[str, Any] | None = None) -> LLMAgent:
+    """An `LLMAgent` for `model_id` (model id or alias) of a models file.
+
+    Args:
+        model_id: the id under ``[models]`` or ``[aliases]``.
+        models: a models file path or `ModelsConfig`; None reads ``$ORCHESTRA_MODELS`` or the
+            packaged default (`orchestra_gym.tools.models.load_models`).
+        sampling: sampling arguments over the file's ``sampling`` for the model.
+
+    Raises:
+        orchestra_gym.tools.models.ModelsFileError (a ValueError): the file is missing or invalid
+            (e.g. the model has no ``base_url``; the message names the key and the fix).
+        KeyError: unknown model id (with the ids the file has), or no price for it in the file
+            nor in the pricing schedule.
+    """
+    from orchestra_gym.tools.models import ModelsConfig, load_models
+
+    cfg = models if isinstance(models, ModelsConfig) else load_models(models)
+    entry = cfg.resolve(model_id)
+    return LLMAgent(cfg.chat_model(model_id), tool_calling=entry.tool_calling, sampling=sampling,
+                    name=f"llm:{model_id}")
+
+
+# ----------------------------------------------------------------------------------- agent specs
+@dataclass
+class AgentFactory:
+    """The agents of one evaluation, from one agent spec (see `agent_factory`).
+
+    Attributes:
+        name: the spec (``oracle``, ``llm:gpt-5``, ``policy:runs/x``), for tables.
+        make: episode index -> the agent of that episode (baselines: a fresh agent seeded
+            ``seed + i``; ``llm:``: a fresh conversation over one shared chat model; a trained
+            policy: one agent whose ``reset`` starts each episode, so one episode at a time).
+        env_id, env_kwargs, reset_options: the setting the agent brings (a trained run's env, its
+            ``gym.make`` kwargs and reset options), or None / empty for agents that play any env.
+        close: releases what the agents hold (HTTP clients).
+    """
+
+    name: str
+    make: Callable[[int], Any]
+    env_id: str | None = None
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    reset_options: dict[str, Any] = field(default_factory=dict)
+    close: Callable[[], None] = lambda: None
+
+    def __call__(self, episode: int) -> Any:
+        """The agent of episode `episode` (0-based)."""
+        return self.make(episode)
+
+
+# kind -> (builder(argument, seed, models) -> AgentFactory, what the argument is)
+_AGENT_KINDS: dict[str, tuple[Callable[[str, int, Any], AgentFactory], str]] = {}
+
+
+def register_agent_kind(kind: str, builder: Callable[[str, int, Any], AgentFactory], argument: str = "arg") -> None:
+    """Make ``<kind>:<argument>`` agent specs build through `builder(argument, seed, models)`.
+
+    Used by packages this one must not import (``orchestra_jax`` registers ``policy:<run dir>``).
+    Registering a kind again replaces it.
+    """
+    _AGENT_KINDS[kind] = (builder, argument)
+
+
+def agent_factory(spec: str, seed: int = 0, models: Any = None) -> AgentFactory:
+    """The `AgentFactory` of an agent spec.
+
+    Specs: the baselines of `make_agent` (``random``, ``oracle``, ``cascade``, ``expert-<k>``);
+    ``llm:<model id>`` (`llm_agent` with `models`, the models file); and registered kinds
+    (`register_agent_kind`, e.g. ``policy:<run dir>``).
+
+    Raises:
+        ValueError: unknown agent or kind (lists the known ones), a bad models file.
+        KeyError: unknown model id (lists the file's ids).
+    """
+    kind, _, argument = spec.partition(":")
+    if kind == "llm":
+        if not argument:
+            raise ValueError("agent 'llm:' needs a model id: --agent llm:<model id> with the id in --models FILE")
+        first = llm_agent(argument, models)  # one chat model (HTTP client), a conversation per episode
+        return AgentFactory(spec, lambda i: LLMAgent(first.model, first.tool_calling, first.sampling, first.name),
+                            close=first.close)
+    if argument and kind in _AGENT_KINDS:
+        return _AGENT_KINDS[kind][0](argument, seed, models)
+    check_agent_name(spec)  # fail early on an unknown name
+    return AgentFactory(spec, lambda i: make_agent(spec, seed + i))

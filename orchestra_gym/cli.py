@@ -1,233 +1,98 @@
-"""`orchestra eval` and `orchestra envs`: run baseline agents on any registered env (no JAX import).
+"""`orchestra eval`, `regrade`, `report` and `envs`: argument parsing and printing only (no JAX import).
 
-``orchestra eval --env ID --agent NAME --episodes N --seed S [--output-json PATH]
-[--trajectories PATH] [--env-kwargs JSON]`` prints a table (success rate, mean cost in USD, mean
-latency in seconds, tool-call mix) with a progress bar, writes one JSON line per episode
-(transcript and final ``info``) to ``--trajectories``, and the summary JSON (keys
-``success_rate``, ``mean_cost_usd``, ``mean_latency_s``, ``tool_calls``, ...) to ``--output-json``.
-Episode i is reset with seed ``S + i``, so a run is reproducible.
+``orchestra eval --env ID --agent NAME --episodes N --seed S [--trials K] [--max-concurrency N]
+[--max-retries R] [--output-dir RUN_DIR] [--output-json PATH] [--trajectories PATH]
+[--env-kwargs JSON]`` runs `orchestra_gym.evaluation.evaluate` and prints its table (success
+rate, mean cost in USD, mean latency in seconds, tool-call mix, pass^k for K > 1, infra failures;
+for HLE and FRAMES also the paper's Table 1 columns) with a progress bar. ``--output-dir`` makes a
+run folder (``run.json``, ``trajectories.jsonl`` appended as each episode ends, ``summary.json``);
+``orchestra eval --resume RUN_DIR`` plays only what it lacks. Episode i is reset with seed
+``S + i``, so a run is reproducible, serial or concurrent.
+
+``orchestra regrade RUN_DIR`` recomputes grades and the summary from the stored trajectories
+(`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
+[--out DIR]`` writes the paper's tables as Markdown and the accuracy-cost plane as a PNG
+(`orchestra_gym.evaluation.report`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import re
 import sys
 from pathlib import Path
-from typing import Any
 
-__all__ = ["main", "run_episodes", "summarize", "wald_interval", "format_table", "format_mix"]
+import gymnasium as gym
 
-# Tools whose calls are also counted under the model they used (see OrchestraEnv's info).
-MODEL_TOOLS = frozenset({"call_expert", "search", "enhance_reasoning", "answer"})
+from orchestra_gym.agents import agent_factory
+from orchestra_gym.evaluation import evaluate, format_qa_table, format_table, jsonable, regrade, report, resume
+from orchestra_gym.registration import ENV_SPECS
 
-
-def wald_interval(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wald 95% interval for a proportion, clipped to [0, 1]; (nan, nan) for n == 0."""
-    if n <= 0:
-        return (math.nan, math.nan)
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n)
-    return (max(0.0, p - half), min(1.0, p + half))
-
-
-def _jsonable(x: Any) -> Any:
-    import numpy as np
-
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    return x
-
-
-def run_episodes(
-    env_id: str,
-    agent_name: str,
-    episodes: int,
-    seed: int = 0,
-    env_kwargs: dict[str, Any] | None = None,
-    progress: bool = True,
-    trajectories_path: str | None = None,
-    all_tasks: bool = False,
-) -> list[dict[str, Any]]:
-    """Run `episodes` episodes of `agent_name` on `env_id`; return one record per episode.
-
-    With ``all_tasks`` the env's fixed task list (``env.unwrapped.task_ids``: tau2, HLE, FRAMES)
-    is played once per task, in order, and `episodes` caps the count (0 = all).
-
-    Each record: ``task_id``, ``seed``, ``outcome``, ``solved``, ``cost_usd``, ``latency_s``,
-    ``turns``, ``tool_calls`` (dict), ``parse_errors``, ``end_reason``, ``reward_vector``,
-    ``reward_breakdown``.
-
-    Raises:
-        gymnasium.error.Error: unknown env id; ValueError: unknown agent.
-    """
-    import gymnasium as gym
-    from tqdm import tqdm
-
-    import orchestra_gym  # noqa: F401  (registers the ids)
-    from orchestra_gym.agents import make_agent
-
-    env = gym.make(env_id, **(env_kwargs or {}))
-    task_ids: list[Any] = [None] * episodes
-    if all_tasks:
-        ids = getattr(env.unwrapped, "task_ids", None)
-        if not ids:
-            raise ValueError(f"{env_id} has no fixed task list; --all-tasks works for tau2, HLE and FRAMES envs")
-        task_ids = list(ids)[: episodes or None]
-    records = []
-    traj_file = open(trajectories_path, "w", encoding="utf-8") if trajectories_path else None
-    try:
-        for i in tqdm(range(len(task_ids)), desc=f"{agent_name} on {env_id}", disable=not progress, file=sys.stderr):
-            agent = make_agent(agent_name, seed=seed + i)
-            opts = {"task_id": task_ids[i]} if task_ids[i] is not None else None
-            obs, info = env.reset(seed=seed + i, options=opts)
-            agent.reset(env, obs, info)
-            done = False
-            while not done:
-                obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-                done = terminated or truncated
-            u = env.unwrapped
-            rec = {
-                "task_id": getattr(u.task, "id", None),
-                "seed": seed + i,
-                "outcome": float(info["outcome"]),
-                "solved": bool(info["solved"]),
-                "cost_usd": float(info["episode_cost_usd"]),
-                "latency_s": float(info["episode_latency_s"]),
-                "turns": float(info["turn"]),
-                "tool_calls": dict(info["tool_calls"]),
-                "parse_errors": float(info["parse_errors"]),
-                "end_reason": info["end_reason"],
-                "reward_vector": _jsonable(info["reward_vector"]),
-                "reward_vector_names": list(info["reward_vector_names"]),
-                "reward_breakdown": _jsonable(info["reward_breakdown"]),
-            }
-            records.append(rec)
-            if traj_file:
-                traj_file.write(json.dumps({**rec, "messages": [m.to_dict() for m in u.messages]}, ensure_ascii=False) + "\n")
-    finally:
-        if traj_file:
-            traj_file.close()
-        env.close()
-    return records
-
-
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Aggregate episode records: success rate (+ Wald 95% interval), mean outcome, mean cost
-    (USD), mean latency (s), mean tool calls per episode by tool, parse errors, end reasons."""
-    n = len(records)
-    sr = sum(r["solved"] for r in records) / n if n else math.nan
-    calls: dict[str, float] = {}
-    for r in records:
-        for k, v in r["tool_calls"].items():
-            calls[k] = calls.get(k, 0.0) + v
-    reasons: dict[str, int] = {}
-    for r in records:
-        reasons[r["end_reason"]] = reasons.get(r["end_reason"], 0) + 1
-    lo, hi = wald_interval(sr, n) if n else (math.nan, math.nan)
-    # tau2: components of the reward basis that could not be judged offline (no NL judge)
-    not_judged: dict[str, int] = {}
-    for r in records:
-        for comp in (r["reward_breakdown"] or {}).get("not_evaluated", []) or []:
-            not_judged[comp] = not_judged.get(comp, 0) + 1
-    judged = [r for r in records if not (r["reward_breakdown"] or {}).get("not_evaluated")]
-    return {
-        "not_fully_judged": {
-            "episodes": n - len(judged),
-            "components": not_judged,
-            "judgeability_reported": any("not_evaluated" in (r["reward_breakdown"] or {}) for r in records),
-        },
-        "success_rate_judged": sum(r["solved"] for r in judged) / len(judged) if judged else math.nan,
-        "episodes": n,
-        "success_rate": sr,
-        "success_rate_ci95": [lo, hi],
-        "mean_outcome": sum(r["outcome"] for r in records) / n if n else math.nan,
-        "mean_cost_usd": sum(r["cost_usd"] for r in records) / n if n else math.nan,
-        "mean_latency_s": sum(r["latency_s"] for r in records) / n if n else math.nan,
-        "mean_turns": sum(r["turns"] for r in records) / n if n else math.nan,
-        "tool_calls": {k: v / n for k, v in sorted(calls.items())},
-        "parse_errors": sum(r["parse_errors"] for r in records) / n if n else math.nan,
-        "end_reasons": reasons,
-    }
-
-
-def format_table(summary: dict[str, Any], env_id: str, agent: str) -> str:
-    """A plain-text table of a summary (one row; the tool-call mix below it)."""
-    head = f"{'env':<30} {'agent':<10} {'episodes':>8} {'success':>8} {'95% CI':>15} {'cost USD':>10} {'latency s':>10}"
-    lo, hi = summary["success_rate_ci95"]
-    row = (
-        f"{env_id:<30} {agent:<10} {summary['episodes']:>8d} {summary['success_rate']:>8.3f} "
-        f"{f'[{lo:.2f}, {hi:.2f}]':>15} {summary['mean_cost_usd']:>10.5f} {summary['mean_latency_s']:>10.2f}"
-    )
-    text = f"{head}\n{row}\ntool calls per episode: {format_mix(summary['tool_calls'])}\nend reasons: {summary['end_reasons']}"
-    nj = summary.get("not_fully_judged", {})
-    if nj.get("judgeability_reported") and not nj.get("episodes"):
-        text += "\nnot judgeable offline: 0 episodes (every component of every reward basis was judged)"
-    if nj.get("episodes"):
-        text += (
-            f"\nnot judgeable offline: {nj['episodes']} episodes (components without a judge: {nj['components']}; "
-            f"NL assertions need an LLM judge); success on the fully judged ones: {summary['success_rate_judged']:.3f}"
-        )
-    return text
-
-
-def format_mix(tool_calls: dict[str, float], top: int = 6) -> str:
-    """The tool-call mix in one line: the `top` most called tools, the rest summed as ``other``.
-
-    Every model id (``expert-1``, ``answer-2``, ...) is listed; the model tools themselves
-    (``call_expert``, ``search``, ``enhance_reasoning``, ``answer``) are left out then, since each
-    of their calls is already counted under its model."""
-    if not tool_calls:
-        return "none"
-    model_ids = [k for k in tool_calls if re.fullmatch(r"[a-z\-]+-\d+", k)]
-    if model_ids:  # a model tool's call is counted under the tool and its model: keep the models only
-        tool_calls = {k: v for k, v in tool_calls.items() if k not in MODEL_TOOLS}
-    total = sum(tool_calls.values()) or 1.0
-    ranked = sorted(tool_calls.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = [kv for kv in ranked if kv[0] in model_ids]
-    for kv in ranked:
-        if len(shown) >= top:
-            break
-        if kv not in shown:
-            shown.append(kv)
-    rest = sum(v for k, v in tool_calls.items() if k not in dict(shown))
-    parts = [f"{k} {v:.2f} ({100 * v / total:.0f}%)" for k, v in shown]
-    if rest:
-        parts.append(f"other {rest:.2f} ({100 * rest / total:.0f}%)")
-    return ", ".join(parts)
+__all__ = ["main", "add_subcommands", "run_command"]
 
 
 def _eval(args: argparse.Namespace) -> int:
-    kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-    if args.data_path:
-        kwargs[_data_keyword(args.env)] = args.data_path
-    if args.models:
-        kwargs["models"] = args.models
-    records = run_episodes(
-        args.env, args.agent, args.episodes, args.seed, kwargs, progress=not args.no_progress,
-        trajectories_path=args.trajectories, all_tasks=args.all_tasks,
-    )
-    summary = summarize(records)
-    summary.update(env=args.env, agent=args.agent, seed=args.seed)
-    print(format_table(summary, args.env, args.agent))
-    from orchestra_gym.registration import ENV_SPECS
-
-    if ENV_SPECS.get(args.env, ("",))[0].startswith("orchestra_gym.envs.qa:"):
-        # QA envs: the paper's Table 1 units (accuracy with a Wald 95% interval, cents, minutes, calls per model)
-        from orchestra_gym.envs.qa import format_qa_table, qa_metrics
-
-        summary["qa"] = qa_metrics(records)
-        print(format_qa_table(summary["qa"], args.env, args.agent))
+    progress = not args.no_progress
+    if args.resume:
+        results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
+                                  max_retries=args.max_retries, progress=progress)
+    else:
+        if not args.agent:
+            raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
+        kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+        if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
+            kwargs.setdefault("models", args.models)
+        factory = agent_factory(args.agent, args.seed, models=args.models)
+        try:
+            env_id, options = args.env or factory.env_id, {}
+            if env_id is None:
+                raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+            if args.data_path:
+                kwargs[_data_keyword(env_id)] = args.data_path
+            if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
+                kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
+            elif factory.env_id is not None:
+                print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
+                      file=sys.stderr)
+            results, summary = evaluate(
+                env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
+                all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
+                max_concurrency=args.max_concurrency, max_retries=args.max_retries or 0, output_dir=args.output_dir,
+                options=options, agents=lambda s: factory(s - args.seed),
+            )
+        finally:
+            factory.close()
+    _print_summary(summary)
     if args.output_json:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output_json).write_text(json.dumps(_jsonable(summary), indent=2))
+        Path(args.output_json).write_text(json.dumps(jsonable(summary), indent=2))
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
+    print(format_table(summary, summary["env"], summary["agent"]))
+    if summary.get("trials", 1) > 1:
+        print("pass^k: " + ", ".join(f"pass^{k} {v:.3f}" for k, v in summary["pass_hat_k"].items()))
+    if summary.get("infra_failures"):
+        print(f"infra failures (not counted as task failures): {summary['infra_failures']}")
+    if "qa" in summary:  # QA envs: the paper's Table 1 units (accuracy with a Wald 95% interval, cents, minutes, calls per model)
+        print(format_qa_table(summary["qa"], summary["env"], summary["agent"]))
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    summary = regrade(args.run_dir, env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else None)
+    _print_summary(summary)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    text = report(args.run_dirs, baseline=args.baseline, png_path=out / "frontier.png" if out else None)
+    if out is not None:
+        (out / "report.md").write_text(text, encoding="utf-8")
+    print(text, end="")
     return 0
 
 
@@ -239,7 +104,7 @@ def _data_keyword(env_id: str) -> str:
         ConfigError: the env takes no data location (ToolScale generates its tasks).
     """
     from orchestra_gym.errors import ConfigError
-    from orchestra_gym.registration import ENV_SPECS, EnvFactory, accepted_kwargs
+    from orchestra_gym.registration import EnvFactory, accepted_kwargs
 
     if env_id not in ENV_SPECS:
         return "data_path"  # gym.make reports the unknown id
@@ -252,29 +117,47 @@ def _data_keyword(env_id: str) -> str:
 
 
 def _envs(args: argparse.Namespace) -> int:
-    from orchestra_gym.registration import ENV_SPECS
-
     for env_id, (entry, _) in ENV_SPECS.items():
         print(f"{env_id:<32} {entry}")
     return 0
 
 
 def add_subcommands(sub: "argparse._SubParsersAction") -> None:
-    """Add ``eval`` and ``envs`` to an argparse subparsers object (used by the `orchestra` script)."""
-    p = sub.add_parser("eval", help="run a baseline agent on an environment and print a table")
-    p.add_argument("--env", required=True, help="environment id, e.g. ToolOrchestra-ToolScale-v0")
-    p.add_argument("--agent", required=True, help="random | oracle | cascade | expert-<k>")
-    p.add_argument("--episodes", type=int, default=20)
+    """Add ``eval``, ``regrade``, ``report`` and ``envs`` to an argparse subparsers object (used by the `orchestra` script)."""
+    p = sub.add_parser("eval", help="run an agent on an environment and print a table")
+    p.add_argument("--env", help="environment id, e.g. ToolOrchestra-ToolScale-v0 (required unless --resume; default for "
+                   "policy:RUN_DIR: the run's env)")
+    p.add_argument("--agent", help="random | oracle | cascade | expert-<k> | llm:<model id> (an OpenAI-compatible endpoint "
+                   "of --models) | policy:RUN_DIR (a trained run, in its own setting); required unless --resume")
+    p.add_argument("--episodes", type=int, help="episodes (default 20); with --all-tasks the cap on tasks (0 = all)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trials", type=int, default=1, help="plays of each task; pass^k is reported for k = 1..trials")
+    p.add_argument("--max-concurrency", type=int, default=1, help="episodes played at once (threads; each model's "
+                   "max_concurrency of the models file still holds)")
+    p.add_argument("--max-retries", type=int, help="extra plays of an episode hit by an infrastructure failure "
+                   "(endpoint down after its retries, timeout) before it is recorded as an infra failure (default 0)")
+    p.add_argument("--output-dir", help="a new run folder: run.json, trajectories.jsonl (one line per episode, as it "
+                   "ends), summary.json")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a run folder: play only the episodes it lacks")
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
     p.add_argument("--data-path", help="dataset file (HLE, FRAMES) or tau2 data folder (data/tau2 of tau2-bench); "
                    "refused for ToolScale, whose tasks are generated")
-    p.add_argument("--models", help="models file (TOML) for real endpoints")
+    p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
+                   "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
     p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_eval)
+    g = sub.add_parser("regrade", help="recompute a run folder's grades and summary from its stored trajectories")
+    g.add_argument("run_dir", metavar="RUN_DIR")
+    g.add_argument("--env-kwargs", help="JSON object over the run's gym.make kwargs (e.g. a new judge_model for HLE/FRAMES)")
+    g.set_defaults(func=_regrade)
+    r = sub.add_parser("report", help="the paper's tables (Table 1, Table 15, preference score, accuracy-cost plane) over run folders")
+    r.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    r.add_argument("--baseline", metavar="RUN_DIR", help="run folder for the App. L preference score")
+    r.add_argument("--out", metavar="DIR", help="write report.md and frontier.png (the accuracy-cost plane) here")
+    r.set_defaults(func=_report)
     q = sub.add_parser("envs", help="list the registered environment ids")
     q.set_defaults(func=_envs)
 
@@ -290,8 +173,6 @@ def main(argv: list[str] | None = None) -> int:
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Run a parsed subcommand; a user error (bad id, agent, option or data path) is one line on
     stderr and exit code 2, not a traceback."""
-    import gymnasium as gym
-
     try:
         return int(args.func(args))
     except (ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:

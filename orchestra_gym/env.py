@@ -5,7 +5,7 @@ One step is one orchestrator turn: the policy's text (Qwen3/Hermes format, see
 user; the calls run in order, each answered by its own tool message; a message goes to the user
 simulator (function-calling envs). Usage of every call (tokens, USD, seconds) is accumulated. At
 the end of the episode the subclass grades the outcome and the env reports the paper's reward
-vector (ToolOrchestra Sec. 3.2).
+vector (ToolOrchestra Sec. 3.2), laid out by its ``reward_layout`` (`orchestra_gym.rewards.RewardLayout`).
 
 Subclasses implement five hooks: `_sample_task`, `_start_episode`, `_execute`, `_user_turn`
 (optional) and `_grade`.
@@ -20,8 +20,9 @@ import gymnasium as gym
 import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.errors import ResetNeeded, did_you_mean
 from orchestra_gym.parsing import ParsedAction, parse_action
-from orchestra_gym.rewards import reward_vector, reward_vector_names
+from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.spaces import TextSpace
 from orchestra_gym.types import Message, Preference, Task, ToolCall, ToolResult, ToolSpec, Usage
 
@@ -67,6 +68,13 @@ class OrchestraEnv(gym.Env[str, str]):
         cost_usd, latency_s, prompt_tokens, completion_tokens: this step's usage (USD, s, tokens).
         episode_cost_usd, episode_latency_s, episode_prompt_tokens, episode_completion_tokens:
             totals so far.
+        orchestrator_cost_usd, orchestrator_latency_s, orchestrator_prompt_tokens,
+        orchestrator_completion_tokens: the part of this step's usage that the orchestrator's own
+            model call took (USD, s, tokens), as reported by the agent through
+            `add_orchestrator_usage` (an LLM behind an endpoint); 0.0 for agents that report none.
+            Included in the step's and the episode's totals above; the tools' part is the total
+            minus this. episode_orchestrator_cost_usd, episode_orchestrator_latency_s,
+            episode_orchestrator_prompt_tokens, episode_orchestrator_completion_tokens: its totals.
         tool_calls: dict tool name -> calls so far (float); a call of a model tool is counted
             under the tool (``call_expert``, ``answer``, ...) and under the model it used
             (``expert-2``, ``answer-1``, ...); calls an expert made on the agent's behalf are
@@ -79,17 +87,23 @@ class OrchestraEnv(gym.Env[str, str]):
             that render their own chat template.
         At the end (terminated or truncated) also: outcome (float in [0, 1]), reward_vector
         (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
-        -latency]), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
+        -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
         checks), solved (bool), end_reason (str).
 
     Episode end: terminated when the task ends (answer given, user stops, transfer); truncated
-    at ``max_turns`` turns or after ``max_errors`` malformed actions (outcome 0 then).
+    at ``max_turns`` turns, after ``max_errors`` malformed actions, or when the agent reported
+    that its own model failed (`add_orchestrator_usage` with ``error``: end_reason
+    ``"orchestrator_error"``, an infrastructure failure, not the policy's); outcome 0 then.
 
     Arguments:
         max_turns: turn limit (paper: 50).
         max_errors: malformed actions tolerated before the episode is cut (the limit-th error ends it).
         max_observation_chars: observation is the last this many characters of the transcript.
         preference: default preference vector (dict or `Preference`); `reset` options override.
+        preference_in_prompt: state the episode's preference vector in the system prompt
+            (`Preference.describe`, one line at its end), so that the orchestrator can follow it
+            (paper Sec. 3.2 / 6.4: the preference is an input of the orchestrator). Default False
+            (the prompt is unchanged).
         pricing: pricing schedule name, `PricingSchedule`, or an int seed for
             `pricing.random_schedule`; `reset` options override.
         render_mode: None or ``"ansi"`` (the transcript).
@@ -105,6 +119,7 @@ class OrchestraEnv(gym.Env[str, str]):
         preference: "dict | Preference | None" = None,
         pricing: "str | int | pricing_mod.PricingSchedule | None" = None,
         render_mode: str | None = None,
+        preference_in_prompt: bool = False,
     ):
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
@@ -116,6 +131,7 @@ class OrchestraEnv(gym.Env[str, str]):
         self.max_errors = int(max_errors)
         self.max_observation_chars = int(max_observation_chars)
         self.default_preference = Preference.from_dict(preference)
+        self.preference_in_prompt = bool(preference_in_prompt)
         self.default_pricing = pricing
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_length=self.max_observation_chars)
@@ -150,9 +166,13 @@ class OrchestraEnv(gym.Env[str, str]):
         """Outcome in [0, 1] and a breakdown dict."""
         raise NotImplementedError
 
-    def _preference_tools(self) -> list[str]:
-        """Names of the tool-call components of the reward vector (paper Sec. 3.2), in order."""
-        return [t.name for t in self._tool_specs()]
+    @property
+    def reward_layout(self) -> RewardLayout:
+        """The layout of this episode's reward vector (paper Sec. 3.2): which tools' calls it counts,
+        its component names, how it is built from ``info``. Default rule:
+        `RewardLayout.from_tool_specs` over the episode's tools (the models of the model tools,
+        else the tool names); subclasses may override. Read it after ``reset``."""
+        return RewardLayout.from_tool_specs(self._tool_specs())
 
     # ----------------------------------------------------------------- state set by subclasses
     def _end(self, reason: str) -> None:
@@ -188,8 +208,13 @@ class OrchestraEnv(gym.Env[str, str]):
         self.tool_call_counts: dict[str, float] = {}
         self.trajectory: list[ToolCall] = []
         self.agent_messages: list[str] = []
+        self.orchestrator_usage = Usage()
+        self._orchestrator_step = Usage()
+        self._orchestrator_report: tuple[Usage, str | None] | None = None
         self.task = self._sample_task(options.get("task_id"))
         opening = self._start_episode(self.task, options)
+        if self.preference_in_prompt and opening and opening[0].role == "system":
+            opening[0] = Message("system", f"{opening[0].content}\n{self.preference.describe()}")
         if "tools" in options and options["tools"] is not None:
             self._check_tool_subset(options["tools"])
         self.messages = list(opening)
@@ -201,13 +226,22 @@ class OrchestraEnv(gym.Env[str, str]):
         """Take one orchestrator turn. Never raises for a malformed action (see class docstring).
 
         Raises:
-            RuntimeError: `step` before `reset`, or after the episode ended.
+            gymnasium.error.ResetNeeded: `step` before `reset`, or after the episode ended
+                (terminated or truncated); call `reset` first.
         """
         if not self._started:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("step() was called before reset(); call reset() to start an episode")
         if self._end_reason is not None:
-            raise RuntimeError("the episode has ended; call reset() to start a new one")
+            raise ResetNeeded(
+                f"the episode has ended ({self._end_reason}); call reset() to start a new one before step()"
+            )
         self.turn += 1
+        orchestrator, orchestrator_error = self._orchestrator_report or (Usage(), None)
+        self._orchestrator_report = None
+        self._orchestrator_step = orchestrator
+        self.orchestrator_usage = self.orchestrator_usage + orchestrator
+        if orchestrator_error is not None:
+            return self._orchestrator_failed(orchestrator, orchestrator_error)
         parsed: ParsedAction = parse_action(action)
         raw = parsed.raw  # the action's text, lone surrogates scrubbed (parsing.scrub_text)
         new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
@@ -242,6 +276,7 @@ class OrchestraEnv(gym.Env[str, str]):
                 new.extend(self._user_turn(parsed.message))
 
         self.messages.extend(new)
+        step_usage = step_usage + orchestrator
         self.usage = self.usage + step_usage
         terminated = self._end_reason is not None and self._end_reason not in ("too_many_errors",)
         truncated = False
@@ -256,6 +291,34 @@ class OrchestraEnv(gym.Env[str, str]):
             reward = self._finish(info, premature=truncated)
         return self._observation(), reward, terminated, truncated, info
 
+    def add_orchestrator_usage(self, usage: Usage, error: str | None = None) -> None:
+        """Charge the orchestrator's own model call (tokens, USD, seconds) to the next `step`.
+
+        An agent whose policy is a priced model (`orchestra_gym.agents.LLMAgent`) calls this
+        before returning its action; the next step reports the usage as ``orchestrator_*`` and
+        adds it to the step's and the episode's totals (and so to the reward vector's cost and
+        latency). Reports before one step add up. With ``error`` (the model could not be reached
+        after its retries) the next step ignores its action and ends the episode truncated, with
+        end_reason ``"orchestrator_error"``, outcome 0 and the error text in ``step_errors``: an
+        infrastructure failure, counted neither as a parse error nor as the policy's.
+
+        Raises:
+            RuntimeError: before `reset`.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before add_orchestrator_usage()")
+        before, before_error = self._orchestrator_report or (Usage(), None)
+        self._orchestrator_report = (before + usage, error if error is not None else before_error)
+
+    def _orchestrator_failed(self, usage: Usage, error: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The step after the agent reported that its model failed: end the episode (truncated)."""
+        self._end_reason = "orchestrator_error"
+        self.usage = self.usage + usage
+        new = [Message("user", f"[environment] the orchestrator's model failed: {error}")]
+        self.messages.extend(new)
+        info = self._info(usage, new, [error])
+        return self._observation(), self._finish(info, premature=True), False, True, info
+
     def render(self) -> str | None:
         """The transcript as text (``render_mode="ansi"``)."""
         if self.render_mode == "ansi":
@@ -267,12 +330,8 @@ class OrchestraEnv(gym.Env[str, str]):
         allowed = {t.name for t in self._tool_specs()}
         self.trajectory.append(call)
         if call.name not in allowed:
-            import difflib
-
-            close = difflib.get_close_matches(call.name, sorted(allowed), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
             self.error_count += 1
-            msg = f"unknown tool {call.name!r}{hint}; known tools: {sorted(allowed)}"
+            msg = f"unknown tool {call.name!r}{did_you_mean(call.name, sorted(allowed))}; known tools: {sorted(allowed)}"
             self._step_errors.append(msg)
             return ToolResult(f"Error: {msg}", error=True), []
         self.tool_call_counts[call.name] = self.tool_call_counts.get(call.name, 0.0) + 1.0
@@ -326,6 +385,14 @@ class OrchestraEnv(gym.Env[str, str]):
             "episode_latency_s": float(self.usage.latency_s),
             "episode_prompt_tokens": float(self.usage.prompt_tokens),
             "episode_completion_tokens": float(self.usage.completion_tokens),
+            "orchestrator_cost_usd": float(self._orchestrator_step.cost_usd),
+            "orchestrator_latency_s": float(self._orchestrator_step.latency_s),
+            "orchestrator_prompt_tokens": float(self._orchestrator_step.prompt_tokens),
+            "orchestrator_completion_tokens": float(self._orchestrator_step.completion_tokens),
+            "episode_orchestrator_cost_usd": float(self.orchestrator_usage.cost_usd),
+            "episode_orchestrator_latency_s": float(self.orchestrator_usage.latency_s),
+            "episode_orchestrator_prompt_tokens": float(self.orchestrator_usage.prompt_tokens),
+            "episode_orchestrator_completion_tokens": float(self.orchestrator_usage.completion_tokens),
             "tool_calls": dict(self.tool_call_counts),
             "parse_errors": float(self.error_count),
             "step_errors": list(step_errors),
@@ -339,16 +406,5 @@ class OrchestraEnv(gym.Env[str, str]):
             outcome, breakdown = 0.0, {"premature_end": self._end_reason}
         else:
             outcome, breakdown = self._grade()
-        outcome = float(outcome)
-        names = self._preference_tools()
-        counts = {n: self.tool_call_counts.get(n, 0.0) for n in names}
-        vec = reward_vector(counts, names, outcome, self.usage.cost_usd, self.usage.latency_s)
-        info.update(
-            outcome=outcome,
-            solved=bool(outcome >= 1.0 - 1e-9),
-            reward_vector=vec,
-            reward_vector_names=reward_vector_names(names),
-            reward_breakdown=copy.deepcopy(breakdown),
-            end_reason=str(self._end_reason),
-        )
-        return outcome
+        info.update(self.reward_layout.end_info(info, outcome, copy.deepcopy(breakdown), str(self._end_reason)))
+        return float(outcome)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from gymnasium.error import ResetNeeded
 
-__all__ = ["ConfigError", "ResetNeeded", "did_you_mean", "close_matches"]
+__all__ = ["ConfigError", "InfraError", "ResetNeeded", "did_you_mean", "close_matches"]
 
 
 class ConfigError(ValueError):
@@ -20,6 +20,17 @@ class ConfigError(ValueError):
 
     The message names the key and the fix. Subclasses `ValueError`, so callers that catch
     `ValueError` keep working.
+    """
+
+
+class InfraError(RuntimeError):
+    """An infrastructure failure, not the agent's: an endpoint still down after its retries, a
+    timeout, a dropped connection.
+
+    Agents raise it (or let ``httpx.TransportError`` / ``TimeoutError`` / ``ConnectionError``
+    through) when they cannot produce an action for a reason outside the policy;
+    `orchestra_gym.evaluation.run_episodes` retries the episode up to ``max_retries`` times and
+    then records it as an infra failure, reported apart and never counted as a task failure.
     """
 
 

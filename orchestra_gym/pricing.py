@@ -12,11 +12,12 @@ memorising them; `random_schedule` does the same, deterministically under a seed
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from orchestra_gym.errors import did_you_mean
 
 __all__ = [
     "EXPERT_POOL",
@@ -73,10 +74,8 @@ class PricingSchedule:
         try:
             return self.models[model]
         except KeyError:
-            close = difflib.get_close_matches(model, list(self.models), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise KeyError(
-                f"no price for model {model!r} in pricing schedule {self.name!r}{hint}; "
+                f"no price for model {model!r} in pricing schedule {self.name!r}{did_you_mean(model, self.models)}; "
                 f"known models: {sorted(self.models)}; add it to your models file or schedule"
             ) from None
 

@@ -23,6 +23,8 @@ ENV_SPECS: dict[str, tuple[str, dict]] = {
     "ToolOrchestra-ToolScale-v0": ("orchestra_gym.envs.function_calling:ToolScaleEnv", {}),
     "ToolOrchestra-Tau2-Mock-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "mock"}),
     "ToolOrchestra-Tau2-Retail-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "retail"}),
+    "ToolOrchestra-Tau2-Airline-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "airline"}),
+    "ToolOrchestra-Tau2-Telecom-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "telecom"}),
     "ToolOrchestra-HLE-v0": ("orchestra_gym.envs.qa:HLEEnv", {}),
     "ToolOrchestra-FRAMES-v0": ("orchestra_gym.envs.qa:FRAMESEnv", {}),
 }

@@ -15,6 +15,11 @@ components and a positive weight rewards being cheap / fast (`orchestra_gym.type
 documents the weights). The environment puts M in ``info["reward_vector"]`` at the end of each
 episode; the trainer calls `group_preference_rewards` on the group.
 
+`RewardLayout` is the one definition of M's components: which tools are counted (an env exposes
+its layout as ``env.unwrapped.reward_layout``), their names (``calls/<tool>``, ``outcome``,
+``-cost_usd``, ``-latency_s``), M built from an episode's ``info`` (finished or cut), the
+end-of-episode ``info`` keys, and a preference dict as a weight vector P aligned with M.
+
 Everything here is float64 NumPy and validates shapes, dtypes and finiteness with ValueErrors
 that name the argument. No function returns NaN.
 """
@@ -22,11 +27,17 @@ that name the argument. No function returns NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from orchestra_gym.types import Preference, ToolSpec
+
 __all__ = [
+    "RewardLayout",
+    "is_solved",
     "reward_vector",
     "reward_vector_names",
     "group_preference_rewards",
@@ -35,14 +46,133 @@ __all__ = [
 ]
 
 
+#: The components after the tool-call counts, in order (names as in ``info["reward_vector_names"]``).
+FIXED_COMPONENTS = ("outcome", "-cost_usd", "-latency_s")
+_CALLS = "calls/"
+
+
+def is_solved(outcome: float) -> bool:
+    """Whether an outcome counts as solved: ``outcome >= 1 - 1e-9`` (``info["solved"]``)."""
+    return bool(float(outcome) >= 1.0 - 1e-9)
+
+
+@dataclass(frozen=True)
+class RewardLayout:
+    """The layout of the reward vector M (ToolOrchestra Sec. 3.2): the one definition of its components.
+
+    ``M = [calls of tools[0], ..., calls of tools[n-1], outcome, -cost_usd, -latency_s]`` (K = n + 3,
+    float64). Environments expose theirs as ``env.unwrapped.reward_layout`` (after ``reset``: the
+    tools may depend on the episode's ``tools`` option); wrappers and trainers use it instead of
+    rebuilding M or parsing names.
+
+    Attributes:
+        tools: the counted tools or models, in order (no duplicates). Which ones an env counts:
+            `from_tool_specs` (the default rule) or the env's own (function-calling envs: the
+            experts).
+
+    Raises:
+        ValueError: duplicate or non-string tool names.
+    """
+
+    tools: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _check_tool_names(self.tools)
+        object.__setattr__(self, "tools", tuple(self.tools))
+
+    @classmethod
+    def from_tool_specs(cls, specs: Iterable[ToolSpec]) -> "RewardLayout":
+        """The default rule: the models of the model tools (`ToolSpec.model_choices`: the QA envs'
+        ``search-1``..., the experts behind ``call_expert``), in tool then enum order, each once;
+        when no tool picks a model, the tool names themselves (QA basic tools, toy envs)."""
+        specs = list(specs)
+        models = [m for s in specs for m in ((s.model_choices() or ("", []))[1])]
+        return cls(tuple(dict.fromkeys(models or [s.name for s in specs])))
+
+    @classmethod
+    def from_names(cls, names: Sequence[str]) -> "RewardLayout":
+        """The layout whose `names` are `names` (e.g. ``info["reward_vector_names"]``).
+
+        Raises:
+            ValueError: `names` is not ``["calls/<tool>"..., "outcome", "-cost_usd", "-latency_s"]``.
+        """
+        names = list(names)
+        tools = [n[len(_CALLS):] for n in names[: len(names) - len(FIXED_COMPONENTS)] if n.startswith(_CALLS)]
+        layout = cls(tuple(tools))
+        if layout.names != names:
+            raise ValueError(
+                f"reward vector names {names} do not have the layout ['calls/<tool>'..., 'outcome', '-cost_usd', "
+                "'-latency_s']; pass info['reward_vector_names'] of an orchestra env"
+            )
+        return layout
+
+    @property
+    def names(self) -> list[str]:
+        """Component names, ``["calls/<tool>"..., "outcome", "-cost_usd", "-latency_s"]`` (length K)."""
+        return [f"{_CALLS}{t}" for t in self.tools] + list(FIXED_COMPONENTS)
+
+    @property
+    def size(self) -> int:
+        """K = len(tools) + 3."""
+        return len(self.tools) + len(FIXED_COMPONENTS)
+
+    def vector(self, tool_calls: Mapping[str, float], outcome: float, cost_usd: float, latency_s: float) -> np.ndarray:
+        """M for these totals: float64 [K]. Counts of tools outside the layout are ignored (an
+        env's ``info["tool_calls"]`` also counts domain tools and ``call_expert``).
+
+        Raises:
+            ValueError: as `reward_vector` (negative or non-finite numbers, outcome outside [0, 1]).
+        """
+        counts = {t: tool_calls.get(t, 0.0) for t in self.tools}
+        return reward_vector(counts, self.tools, outcome, cost_usd, latency_s)
+
+    def vector_from_info(self, info: Mapping[str, Any], outcome: float | None = None) -> np.ndarray:
+        """M from an episode's ``info``: ``tool_calls``, ``episode_cost_usd`` (USD) and
+        ``episode_latency_s`` (s); the outcome is `outcome`, else ``info["outcome"]`` when the
+        episode ended, else 0.0 (an episode cut before its end, e.g. by a trainer's token limit).
+
+        Returns:
+            float64 array [K].
+        """
+        if outcome is None:
+            outcome = info.get("outcome", 0.0)
+        return self.vector(info.get("tool_calls", {}), float(outcome), float(info.get("episode_cost_usd", 0.0)),
+                           float(info.get("episode_latency_s", 0.0)))
+
+    def end_info(self, info: Mapping[str, Any], outcome: float, breakdown: dict[str, Any], end_reason: str) -> dict[str, Any]:
+        """The keys an env adds to ``info`` when an episode ends (terminated, truncated or cut by a wrapper):
+        ``outcome`` (float), ``solved`` (`is_solved`), ``reward_vector`` (`vector_from_info`),
+        ``reward_vector_names`` (`names`), ``reward_breakdown`` (`breakdown`, as given) and
+        ``end_reason`` (str)."""
+        outcome = float(outcome)
+        return {
+            "outcome": outcome,
+            "solved": is_solved(outcome),
+            "reward_vector": self.vector_from_info(info, outcome),
+            "reward_vector_names": self.names,
+            "reward_breakdown": breakdown,
+            "end_reason": str(end_reason),
+        }
+
+    def preference_weights(self, preference: "Mapping[str, Any] | Preference | None") -> np.ndarray:
+        """The preference vector P aligned with M: float64 [K], ``[tool weights..., outcome, cost,
+        latency]`` (tools the preference does not name weigh 0; None: `Preference`'s defaults).
+
+        Raises:
+            ValueError: a bad preference dict (the message names the key).
+        """
+        return Preference.from_dict(dict(preference) if isinstance(preference, Mapping) else preference).as_vector(
+            list(self.tools)
+        )
+
+
 def reward_vector_names(tool_names: Sequence[str]) -> list[str]:
     """Names of the reward-vector components, in order.
 
     Returns ``["calls/<tool_1>", ..., "calls/<tool_n>", "outcome", "-cost_usd", "-latency_s"]``
     (length K = n + 3), the labels for ``info["reward_vector"]`` and for logging.
     """
-    _check_tool_names(tool_names)
-    return [f"calls/{t}" for t in tool_names] + ["outcome", "-cost_usd", "-latency_s"]
+    return RewardLayout(tool_names).names  # type: ignore[arg-type]  (validated, then made a tuple)
 
 
 def reward_vector(

@@ -144,6 +144,17 @@ class ToolSpec:
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
     kind: str = "generic"
 
+    def model_choices(self) -> tuple[str, list[str]] | None:
+        """For a ``kind="model"`` tool: the argument that picks the model and its allowed values
+        (the first parameter with an ``enum``), e.g. ``("expert", ["expert-1", "expert-2"])``;
+        None for other tools or a model tool without an enum parameter."""
+        if self.kind != "model":
+            return None
+        for arg, schema in (self.parameters or {}).get("properties", {}).items():
+            if "enum" in schema:
+                return arg, list(schema["enum"])
+        return None
+
     def to_openai(self) -> dict[str, Any]:
         """``{"type": "function", "function": {"name", "description", "parameters"}}``."""
         return {
@@ -245,6 +256,17 @@ class Preference:
 
     def to_dict(self) -> dict[str, Any]:
         return {"tools": dict(self.tools), "outcome": self.outcome, "cost": self.cost, "latency": self.latency}
+
+    def describe(self) -> str:
+        """The preference as the orchestrator reads it in its prompt (paper Sec. 3.2 / 6.4: the user's
+        preference vector is an input of the orchestrator). One line, weights in the reward vector's
+        order, tools sorted by name; only non-zero tool weights are listed::
+
+            User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0
+        """
+        parts = [f"outcome {self.outcome:g}", f"cost {self.cost:g}", f"latency {self.latency:g}"]
+        parts += [f"{name} {w:g}" for name, w in sorted(self.tools.items()) if w]
+        return "User preference (weights; cost and latency: lower is better): " + ", ".join(parts)
 
     @classmethod
     def from_dict(cls, d: "dict[str, Any] | Preference | None") -> "Preference":

@@ -2,7 +2,7 @@
 
 Each wrapper does one job, composes with the others and with `gymnasium.make`, and reads only
 the environment's public attributes (``env.unwrapped.experts``, ``tool_specs``, ``task``,
-``max_turns``) and its ``info``::
+``max_turns``, ``reward_layout``) and its ``info``::
 
     import gymnasium as gym
     import orchestra_gym
@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from orchestra_gym.rewards import reward_vector, reward_vector_names
+from orchestra_gym.errors import ResetNeeded
 from orchestra_gym.types import Preference as PreferenceVector
 
 __all__ = [
@@ -47,16 +47,13 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------ helpers
 def _model_tool_actions(tool_specs: Sequence[Any]) -> list[dict[str, Any]]:
-    """One structured action per (model tool, enum value of its first string-enum parameter)."""
+    """One structured action per (model tool, value of its model argument) (`ToolSpec.model_choices`)."""
     actions = []
     for spec in tool_specs:
-        if getattr(spec, "kind", None) != "model":
-            continue
-        props = (spec.parameters or {}).get("properties", {})
-        for arg, schema in props.items():
-            if "enum" in schema:
-                actions.extend({"name": spec.name, "arguments": {arg: v}} for v in schema["enum"])
-                break
+        choice = spec.model_choices()
+        if choice is not None:
+            arg, values = choice
+            actions.extend({"name": spec.name, "arguments": {arg: v}} for v in values)
     return actions
 
 
@@ -370,10 +367,12 @@ class Budget(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``max_cost_usd`` or its latency (``info["episode_latency_s"]``) exceeds ``max_latency_s``
     and the episode has not ended, it is truncated: the step that crossed the budget has run and
     is charged. The outcome is 0 (a premature end, as for the turn limit) and the end-of-episode
-    keys are filled like the env's own: ``outcome``, ``solved``, ``reward_vector``,
-    ``reward_vector_names``, ``reward_breakdown`` (``{"premature_end": reason}``), ``end_reason``
-    (``"cost_budget"`` or ``"latency_budget"``). ``info["budget_exceeded"]`` names the budget
-    ("cost" or "latency") and ``info["budget"]`` gives both limits. The env must be reset after.
+    keys are filled like the env's own, by its ``reward_layout`` (`RewardLayout.end_info`):
+    ``outcome``, ``solved``, ``reward_vector``, ``reward_vector_names``, ``reward_breakdown``
+    (``{"premature_end": reason}``), ``end_reason`` (``"cost_budget"`` or ``"latency_budget"``).
+    ``info["budget_exceeded"]`` names the budget ("cost" or "latency") and ``info["budget"]``
+    gives both limits. The env must be reset after: a further step raises
+    ``gymnasium.error.ResetNeeded``.
 
     Args:
         max_cost_usd: budget in USD (None: no cost budget).
@@ -393,20 +392,21 @@ class Budget(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ValueError(f"{name} must be > 0, got {v}")
         self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
         self.max_latency_s = None if max_latency_s is None else float(max_latency_s)
+        self._cut = False
 
-    def _preference_tools(self) -> list[str]:
-        """The reward vector's tool components, as the envs define them: the experts (function
-        calling), else the models of the model tools (QA orchestra mode), else the tools."""
-        u = self.env.unwrapped
-        experts = getattr(u, "experts", None)
-        if experts and getattr(u, "expert_tool", True):
-            return list(experts)
-        specs = getattr(u, "tool_specs", None) or []
-        models = [v for a in _model_tool_actions(specs) for v in a["arguments"].values()]
-        return list(dict.fromkeys(models or [s.name for s in specs]))
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        """Reset the wrapped env (and the budget's cut)."""
+        self._cut = False
+        return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Step the env; truncate (outcome 0) once the episode's cost (USD) or latency (s) passes the budget."""
+        """Step the env; truncate (outcome 0) once the episode's cost (USD) or latency (s) passes the budget.
+
+        Raises:
+            gymnasium.error.ResetNeeded: a step after the budget cut the episode; call ``reset``.
+        """
+        if self._cut:
+            raise ResetNeeded("the episode was cut by the budget; call reset() to start a new one before step()")
         obs, reward, terminated, truncated, info = self.env.step(action)
         info["budget"] = {"max_cost_usd": self.max_cost_usd, "max_latency_s": self.max_latency_s}
         if terminated or truncated:
@@ -418,17 +418,10 @@ class Budget(gym.Wrapper, gym.utils.RecordConstructorArgs):
             which = "latency"
         if which is None:
             return obs, reward, terminated, truncated, info
-        names = self._preference_tools()
-        counts = {n: float(info.get("tool_calls", {}).get(n, 0.0)) for n in names}
-        info.update(
-            budget_exceeded=which,
-            outcome=0.0,
-            solved=False,
-            reward_vector=reward_vector(counts, names, 0.0, info["episode_cost_usd"], info["episode_latency_s"]),
-            reward_vector_names=reward_vector_names(names),
-            reward_breakdown={"premature_end": f"{which}_budget"},
-            end_reason=f"{which}_budget",
-        )
+        layout = self.env.unwrapped.reward_layout
+        info["budget_exceeded"] = which
+        info.update(layout.end_info(info, 0.0, {"premature_end": f"{which}_budget"}, f"{which}_budget"))
+        self._cut = True
         return obs, 0.0, False, True, info
 
 

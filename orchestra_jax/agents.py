@@ -1,8 +1,10 @@
 """A trained orchestrator checkpoint as an `orchestra_gym.agents` agent (``reset`` / ``act``).
 
 `load_policy_agent(run_dir)` rebuilds the policy of an `orchestra train` run from what the run wrote:
-``train_config.json`` (the `TrainConfig`), ``tokenizer.json`` (or the offline Qwen3 tokenizer) and the
-newest orbax checkpoint under ``checkpoints/grpo`` (else ``checkpoints/sft``). The agent then plays any
+``train_config.json`` (the `TrainConfig`), ``tokenizer.json`` (or the offline Qwen3 tokenizer; both
+through `orchestra_jax.policy`, as the run built them) and the parameters of the newest orbax
+checkpoint under ``checkpoints/grpo`` (else ``checkpoints/sft``), read with `orchestra_jax.checkpoint`'s
+public `latest` / `restore_params` (no optimizer is built). The agent then plays any
 Gymnasium loop (`orchestra eval`-style scripts, `benchmarks/bench_agents.py --checkpoint DIR`) the way
 `orchestra_jax.rollout.collect_rollouts` plays during training: the same ChatML blocks tokenized on their
 own, the sampler's KV cache carried across turns (earlier turns are never re-rendered), the assistant text
@@ -21,10 +23,16 @@ from typing import Any
 import numpy as np
 from flax import nnx
 
-from orchestra_jax import rollout as rollout_mod
+from orchestra_gym.errors import ResetNeeded
+from orchestra_jax import checkpoint
+from orchestra_jax.model import Qwen3
+from orchestra_jax.policy import build_policy, build_tokenizer
+from orchestra_jax.rollout import env_reply_ids
+from orchestra_jax.sampler import Sampler
+from orchestra_jax.tokenizer import ChatTokenizer, render_messages
 from orchestra_jax.train_config import TrainConfig
 
-__all__ = ["PolicyAgent", "load_policy_agent"]
+__all__ = ["PolicyAgent", "load_policy_agent", "policy_agent_factory"]
 
 
 class PolicyAgent:
@@ -32,7 +40,7 @@ class PolicyAgent:
 
     Args:
       model: the `orchestra_jax.model.Qwen3` policy (weights as trained).
-      tokenizer: the run's `orchestra_jax.rollout.ChatTokenizer`.
+      tokenizer: the run's `orchestra_jax.tokenizer.ChatTokenizer`.
       max_new_tokens: tokens per assistant turn (the run's ``max_new_tokens``).
       max_seq_len: tokens per episode (prompt + all turns); the sampler's cache holds this many plus
         the padding of its length buckets.
@@ -49,11 +57,9 @@ class PolicyAgent:
 
     name = "trained"
 
-    def __init__(self, model: Any, tokenizer: rollout_mod.ChatTokenizer, *, max_new_tokens: int, max_seq_len: int,
+    def __init__(self, model: Qwen3, tokenizer: ChatTokenizer, *, max_new_tokens: int, max_seq_len: int,
                  temperature: float = 0.0, seed: int = 0, env_id: str = "", env_kwargs: dict[str, Any] | None = None,
                  reset_options: dict[str, Any] | None = None):
-        from orchestra_jax.sampler import Sampler
-
         if max_new_tokens < 1 or max_seq_len <= max_new_tokens:
             raise ValueError(f"need 1 <= max_new_tokens < max_seq_len, got {max_new_tokens} and {max_seq_len}")
         if temperature < 0:
@@ -76,7 +82,7 @@ class PolicyAgent:
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         """Start an episode: tokenize the env's first messages (system prompt, user) and prefill."""
-        prompt = self.tok.encode(rollout_mod.render_messages(info.get("new_messages", [])))
+        prompt = self.tok.encode(render_messages(info.get("new_messages", [])))
         if len(prompt) + self.max_new_tokens > self.max_seq_len:
             raise ValueError(f"the env's prompt has {len(prompt)} tokens; with max_new_tokens={self.max_new_tokens} "
                              f"it exceeds max_seq_len={self.max_seq_len} (was the policy trained on this env?)")
@@ -87,12 +93,13 @@ class PolicyAgent:
         self.episodes += 1
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        """The next assistant turn's text (the env's new messages since the last turn are fed first)."""
+        """The next assistant turn's text (the env's new messages since the last turn are fed first).
+
+        Raises: `orchestra_gym.errors.ResetNeeded` (Gymnasium's) before `reset`."""
         if self._state is None:
-            raise RuntimeError("call reset(env, observation, info) before act()")
+            raise ResetNeeded("PolicyAgent.act called before reset: call reset(env, observation, info) first")
         if self._turn > 0:
-            new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
-            env_ids = self.tok.encode(rollout_mod.render_messages(new, after_assistant=True))
+            env_ids = env_reply_ids(self.tok, info)
             if self._open:  # the last turn hit max_new_tokens without EOS: close it so the chat stays ChatML
                 env_ids = [self.tok.im_end_id] + env_ids
             if self._length + len(env_ids) + self.max_new_tokens > self.max_seq_len:
@@ -125,42 +132,39 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
       FileNotFoundError: no train_config.json or no finalized checkpoint (the message names the folder).
       ValueError: an unknown phase.
     """
-    from orchestra_jax import train
-    from orchestra_jax.checkpoint import Checkpointer
-
     run = Path(run_dir)
     cfg_path = run / "train_config.json"
     if not cfg_path.exists():
         raise FileNotFoundError(f"{cfg_path} not found: pass the --output-dir of an `orchestra train` run")
     cfg = TrainConfig.from_dict(json.loads(cfg_path.read_text()))
-    phases = [phase] if phase else ["grpo", "sft"]
-    for ph in phases:
-        if ph not in ("grpo", "sft"):
-            raise ValueError(f"phase={ph!r}: use 'grpo' or 'sft'")
+    phases = [phase] if phase else list(checkpoint.PHASES)
     # find the checkpoint first: a folder without one fails fast, before a tokenizer is built (and
     # written into the folder) or a model initialized
-    found, ck = None, None
-    for ph in phases:
-        if (run / "checkpoints" / ph).is_dir():
-            ck = Checkpointer(run / "checkpoints" / ph, async_save=False)
-            if ck.latest_step() is not None:
-                found = ph
-                break
-            ck.close()
+    found = checkpoint.latest(run, phases)
     if found is None:
         raise FileNotFoundError(f"no finalized checkpoint under {run / 'checkpoints'} (phases tried: {phases})")
-    try:
-        tok = train.build_tokenizer(cfg, run)
-        model, _ = train.build_policy(cfg, tok)
-        _, params = nnx.split(model, nnx.Param)
-        tx = train.optimizer_from_config(cfg, sft=found == "sft")
-        target = train.init_state(params, tx, with_reference=found == "grpo" and cfg.kl_coef > 0)
-        state, _ = ck.restore(step, target)
-    finally:
-        ck.close()
-    nnx.update(model, state.params)
+    tok = build_tokenizer(cfg, run)
+    model, _ = build_policy(cfg, tok)
+    params, _ = checkpoint.restore_params(run, found[0], step, nnx.state(model, nnx.Param))
+    nnx.update(model, params)
     return PolicyAgent(
         model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
         temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,
-        env_kwargs=train.env_kwargs(cfg), reset_options=train._reset_options(cfg),
+        env_kwargs=cfg.make_env_kwargs(), reset_options=cfg.reset_options(),
     )
+
+
+def policy_agent_factory(run_dir: str, seed: int = 0, models: Any = None) -> Any:
+    """The ``policy:<run dir>`` agent spec of `orchestra eval`: an `orchestra_gym.agents.AgentFactory`
+    holding one `load_policy_agent(run_dir, seed=seed)` agent (the run's ``eval_temperature``) for every
+    episode, with the run's setting (``env_id``, ``env_kwargs``, ``reset_options``) as the default the CLI
+    plays in, as ``benchmarks/bench_agents.py --checkpoint`` does. `models` is unused (the policy is local).
+
+    Raises:
+      FileNotFoundError / ValueError: as `load_policy_agent`.
+    """
+    from orchestra_gym.agents import AgentFactory
+
+    agent = load_policy_agent(run_dir, seed=seed)
+    return AgentFactory(f"policy:{run_dir}", lambda i: agent, env_id=agent.env_id, env_kwargs=dict(agent.env_kwargs),
+                        reset_options=dict(agent.reset_options))

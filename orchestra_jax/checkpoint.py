@@ -7,6 +7,11 @@ Orbax writes each step into a temporary folder and renames it when complete (its
 run killed during a save leaves no folder that `latest_step` would choose; `CheckpointManager` only
 lists finalized steps.
 
+A run directory (`orchestra train --output-dir DIR`) keeps one folder per phase,
+``DIR/checkpoints/{sft,grpo}`` (`phase_dir`); `latest(DIR)` finds the newest finalized checkpoint and
+`restore_params(DIR, phase, step, params)` reads only the policy's parameters of a saved train state
+(no optimizer is built: `orchestra_jax.agents.load_policy_agent`, export).
+
 Restore takes a *target* pytree (arrays or `jax.ShapeDtypeStruct` with `.sharding`): the saved arrays
 are read straight into the target's shardings, so a checkpoint written on a 2-device fsdp mesh restores
 onto 1 device or a tp mesh.
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -37,10 +42,11 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 __all__ = ["Checkpointer", "CheckpointError", "NonFiniteStateError", "abstract_like", "state_digest",
-           "INTEGRITY_KEY"]
+           "INTEGRITY_KEY", "phase_dir", "latest", "restore_params", "PHASES"]
 
 log = logging.getLogger(__name__)
 
+PHASES = ("grpo", "sft")  # the phases of a run, newest first
 INTEGRITY_KEY = "_orchestra_integrity"  # reserved key of the saved meta (removed again by `restore`)
 _DIGEST_VERSION = 1
 
@@ -204,9 +210,27 @@ class Checkpointer:
           CheckpointError: the requested `step` is damaged, or (``step=None``) every step is; the
             message names each step and why (unreadable, digest mismatch, non-finite values).
         """
+        return self._restore_with_fallback(step, lambda s: self._restore_verified(s, target))
+
+    def restore_params(self, step: int | None, params: Any) -> tuple[Any, dict[str, Any]]:
+        """Restore only the ``params`` of a saved `orchestra_jax.train_step.TrainState` (step None = the
+        newest intact one) into the structure and shardings of `params`; the optimizer state is not read.
+        The parameters read are verified like `restore` (finite, digests equal), with the same fallback.
+
+        Returns: (params, meta), meta without the reserved integrity key.
+
+        Raises:
+          FileNotFoundError: there is no finalized checkpoint.
+          CheckpointError: as `restore`.
+        """
+        return self._restore_with_fallback(step, lambda s: self._restore_verified(s, params, params_only=True))
+
+    def _restore_with_fallback(self, step: int | None, read: Any) -> tuple[Any, dict[str, Any]]:
+        """`read(step)` for the given step, or for the newest step that is intact (warning about each
+        damaged one); raises as `restore`."""
         if step is not None:
             try:
-                return self._restore_verified(int(step), target)
+                return read(int(step))
             except _Damaged as e:
                 self.damaged_steps.add(int(step))
                 raise CheckpointError(f"checkpoint step {int(step)} in {self.directory} is damaged: {e}") from None
@@ -216,7 +240,7 @@ class Checkpointer:
         reasons = []
         for s in steps:
             try:
-                out = self._restore_verified(s, target)
+                out = read(s)
             except _Damaged as e:
                 self.damaged_steps.add(s)
                 reasons.append(f"step {s}: {e}")
@@ -228,17 +252,25 @@ class Checkpointer:
         raise CheckpointError(f"no intact checkpoint in {self.directory}: " + "; ".join(reasons)
                               + ". Fix: restore the folder from a backup, or start the run afresh in another folder")
 
-    def _restore_verified(self, step: int, target: Any) -> tuple[Any, dict[str, Any]]:
-        abstract = abstract_like(target)
+    def _restore_verified(self, step: int, target: Any, params_only: bool = False) -> tuple[Any, dict[str, Any]]:
+        if params_only:  # the TrainState's ``params`` field only (saved under the path ``.params``)
+            abstract = {"params": abstract_like(target)}
+            restore_args = jax.tree.map(lambda x: ocp.ArrayRestoreArgs(sharding=x.sharding), abstract)
+            item = ocp.args.PyTreeRestore(item=abstract, restore_args=restore_args, partial_restore=True)
+        else:
+            item = ocp.args.StandardRestore(abstract_like(target))
         try:
-            out = self._mgr.restore(
-                step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore())
-            )
+            out = self._mgr.restore(step, args=ocp.args.Composite(state=item, meta=ocp.args.JsonRestore()))
         except Exception as e:  # tensorstore DATA_LOSS, missing files, bad JSON, ...
             raise _Damaged(f"cannot be read ({_short(e)})") from None
-        state, meta = out["state"], dict(out["meta"] or {})
+        state, meta = (out["state"]["params"] if params_only else out["state"]), dict(out["meta"] or {})
         saved = meta.pop(INTEGRITY_KEY, None)
         digests, non_finite = state_digest(state)
+        if params_only:  # saved paths: ``.params...`` (a TrainState) or ``['params']...`` (a dict)
+            leaves = (saved.get("leaves") or {}) if isinstance(saved, dict) else {}
+            prefix = ".params" if any(k.startswith(".params") for k in leaves) else "['params']"
+            digests = {prefix + k: v for k, v in digests.items()}
+            non_finite = [prefix + k for k in non_finite]
         if non_finite:
             raise _Damaged(f"non-finite values (NaN/inf) in {', '.join(non_finite[:3])}")
         if isinstance(saved, dict):
@@ -257,3 +289,46 @@ class Checkpointer:
         """Finish pending saves and release the manager."""
         self._mgr.wait_until_finished()
         self._mgr.close()
+
+
+def phase_dir(run_dir: str | Path, phase: str) -> Path:
+    """The checkpoint folder of a run's phase: ``run_dir/checkpoints/<phase>``.
+
+    Raises: ValueError for a phase not in `PHASES`.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase={phase!r}: use one of {PHASES}")
+    return Path(run_dir) / "checkpoints" / phase
+
+
+def latest(run_dir: str | Path, phases: Sequence[str] = PHASES) -> tuple[str, int] | None:
+    """(phase, step) of the newest finalized checkpoint of the first phase in `phases` that has one;
+    None when none has. Creates no folder.
+
+    Raises: ValueError for a phase not in `PHASES`.
+    """
+    for phase in phases:
+        directory = phase_dir(run_dir, phase)
+        if directory.is_dir():
+            ck = Checkpointer(directory, async_save=False)
+            try:
+                step = ck.latest_step()
+            finally:
+                ck.close()
+            if step is not None:
+                return phase, step
+    return None
+
+
+def restore_params(run_dir: str | Path, phase: str, step: int | None, params: Any) -> tuple[Any, dict[str, Any]]:
+    """The policy parameters saved by a run's `phase` at `step` (None = latest), restored into the
+    structure and shardings of `params` (e.g. ``nnx.split(model, nnx.Param)[1]``); returns (params, meta).
+
+    Raises: FileNotFoundError (no finalized checkpoint), ValueError (unknown phase), CheckpointError
+    (the step, or with ``step=None`` every step, is damaged: `Checkpointer.restore_params`).
+    """
+    ck = Checkpointer(phase_dir(run_dir, phase), async_save=False)
+    try:
+        return ck.restore_params(step, params)
+    finally:
+        ck.close()

@@ -1,32 +1,107 @@
-"""The `orchestra` console script: ``train`` and ``sft`` here; ``eval`` and ``envs`` from
-`orchestra_gym.cli` (this module sits at the top of the import graph; JAX is imported only by the
-subcommands that need it)."""
+"""The `orchestra` console script: ``train`` and ``sft`` here; ``eval``, ``envs`` and the other
+environment commands from `orchestra_gym.cli` (this module sits at the top of the import graph).
+
+JAX is imported only by the subcommands that need it: `orchestra_jax.train` (jax, flax, orbax) is
+imported inside `train_main` / `sft_main`, after the config has been checked, so `orchestra envs`
+and a bad config answer without loading JAX. ``eval --agent policy:RUN_DIR`` (a trained run) is
+registered here with `orchestra_gym.agents.register_agent_kind`, since `orchestra_gym` never imports
+`orchestra_jax`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
 
-__all__ = ["main"]
+from orchestra_gym.agents import register_agent_kind
+from orchestra_gym.cli import add_subcommands, run_command
+from orchestra_jax.train_config import ConfigError, TrainConfig
+
+__all__ = ["main", "train_main", "sft_main"]
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="GRPO training of an orchestrator policy (ToolOrchestra)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--preset", default=None, help="a TrainConfig preset (default tiny-toolscale)")
+    g.add_argument("--config", default=None, help="a .toml or .json TrainConfig file (strict keys)")
+    p.add_argument("--max-steps", type=int, default=None, help="GRPO steps (overrides the config)")
+    p.add_argument("--output-dir", default=None, help="run directory (logs, checkpoints, summary.json, plots)")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    return p
+
+
+def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
+    """Parse the command line and load the config strictly; None (message on stderr) when it is bad."""
+    args = _parser(prog).parse_args(argv)
+    over: dict[str, Any] = {}
+    if args.max_steps is not None:
+        over["max_steps"] = args.max_steps
+    if args.output_dir is not None:
+        over["output_dir"] = args.output_dir
+    if args.no_progress:
+        over["progress_bar"] = False
+    try:
+        cfg = TrainConfig.from_file(args.config) if args.config else TrainConfig.preset(args.preset or "tiny-toolscale")
+        return cfg.replace(**over) if over else cfg
+    except (ConfigError, FileNotFoundError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    """`orchestra train [--preset NAME | --config FILE] [--max-steps N] [--output-dir DIR]`.
+
+    Resumes from DIR/checkpoints when present. Prints and writes DIR/summary.json. Returns 0; a bad config
+    exits with code 2 and the message naming the key, before any compute."""
+    cfg = _load_config("orchestra train", argv)
+    if cfg is None:
+        return 2
+    from orchestra_jax.train import run_training  # lazy: JAX only once the config is good (module doc)
+
+    summary = run_training(cfg)
+    print(json.dumps({k: summary[k] for k in ("steps", "wall_time_s", "initial_success_rate", "final_success_rate",
+                                              "initial_cost_per_solved_usd", "final_cost_per_solved_usd")},
+                     default=float))
+    return 0
+
+
+def sft_main(argv: list[str] | None = None) -> int:
+    """`orchestra sft [--preset NAME | --config FILE] [--output-dir DIR]`: the warm start only (+ evaluation)."""
+    cfg = _load_config("orchestra sft", argv)
+    if cfg is None:
+        return 2
+    if cfg.sft_steps == 0:
+        print("orchestra sft: sft_steps is 0 in this config; set sft_steps >= 1", file=sys.stderr)
+        return 2
+    from orchestra_jax.train import run_training  # lazy: JAX only once the config is good (module doc)
+
+    summary = run_training(cfg, sft_only=True)
+    print(json.dumps({k: summary[k] for k in ("sft_steps", "wall_time_s", "final_success_rate")}, default=float))
+    return 0
+
+
+def _policy_agents(run_dir: str, seed: int, models: object) -> object:
+    """``--agent policy:RUN_DIR``: a trained run as the agent (JAX is imported here, only when used)."""
+    from orchestra_jax.agents import policy_agent_factory
+
+    return policy_agent_factory(run_dir, seed, models)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `orchestra` command line; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("train", "sft"):
-        from orchestra_jax import train
-
-        return int(train.train_main(argv[1:]) if argv[0] == "train" else train.sft_main(argv[1:]))
-    from orchestra_gym.cli import add_subcommands
-
+        return train_main(argv[1:]) if argv[0] == "train" else sft_main(argv[1:])
+    register_agent_kind("policy", _policy_agents, "run dir")
     parser = argparse.ArgumentParser(prog="orchestra", description="ToolOrchestra environments and trainer")
     sub = parser.add_subparsers(dest="command", required=True)
     add_subcommands(sub)
     sub.add_parser("train", help="train an orchestrator with GRPO (orchestra train --help)")
     sub.add_parser("sft", help="supervised warm start on golden trajectories (orchestra sft --help)")
     args = parser.parse_args(argv)
-    from orchestra_gym.cli import run_command
-
     return run_command(args, parser)
 
 

@@ -15,7 +15,32 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
+from orchestra_gym.errors import ConfigError, did_you_mean
+
+__all__ = ["ModelConfig", "PRESETS", "dtype_name", "ConfigError"]
+
 _DTYPES = ("float32", "bfloat16", "float16")
+
+
+def dtype_name(value: Any, field: str = "dtype") -> str:
+    """The canonical name ("float32", "bfloat16" or "float16") of a dtype given as a string or as a
+    NumPy / JAX dtype object (``np.float32``, ``jnp.bfloat16``, ``np.dtype("float16")``...).
+
+    Raises: ConfigError naming `field` for any other dtype.
+    """
+    if isinstance(value, str):
+        name = value
+    else:
+        try:
+            name = np.dtype(value).name
+        except TypeError:
+            name = repr(value)
+    if name not in _DTYPES:
+        raise ConfigError(f"{field}={value!r}: unsupported dtype{did_you_mean(name, _DTYPES)}; use one of "
+                          f"{_DTYPES} (a string or a NumPy/JAX dtype)")
+    return name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,18 +97,17 @@ class ModelConfig:
                       "num_heads", "num_kv_heads", "head_dim"):
             value = getattr(self, field)
             if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"ModelConfig.{field} must be a positive int, got {value!r}")
+                raise ConfigError(f"ModelConfig.{field} must be a positive int, got {value!r}")
         if self.num_heads % self.num_kv_heads:
-            raise ValueError(
+            raise ConfigError(
                 f"ModelConfig.num_heads ({self.num_heads}) must be a multiple of num_kv_heads "
                 f"({self.num_kv_heads}) for grouped-query attention")
         if not isinstance(self.attn_block, int) or self.attn_block < 0:
-            raise ValueError(f"ModelConfig.attn_block must be an int >= 0 (0 = dense), got {self.attn_block!r}")
+            raise ConfigError(f"ModelConfig.attn_block must be an int >= 0 (0 = dense), got {self.attn_block!r}")
         if self.head_dim % 2:
-            raise ValueError(f"ModelConfig.head_dim must be even for RoPE, got {self.head_dim}")
-        for field in ("param_dtype", "compute_dtype"):
-            if getattr(self, field) not in _DTYPES:
-                raise ValueError(f"ModelConfig.{field}={getattr(self, field)!r}; use one of {_DTYPES}")
+            raise ConfigError(f"ModelConfig.head_dim must be even for RoPE, got {self.head_dim}")
+        for field in ("param_dtype", "compute_dtype"):  # stored as the canonical string
+            object.__setattr__(self, field, dtype_name(getattr(self, field), f"ModelConfig.{field}"))
 
     # ------------------------------------------------------------------ presets
     @classmethod
@@ -91,10 +115,11 @@ class ModelConfig:
         """Return a named preset; keyword overrides replace fields (e.g. param_dtype="bfloat16").
 
         Raises:
-            KeyError: unknown preset name (the message lists the known ones).
+            ConfigError: unknown preset name (the message lists the known ones), or a bad field.
         """
         if name not in PRESETS:
-            raise KeyError(f"unknown model preset {name!r}; known presets: {sorted(PRESETS)}")
+            raise ConfigError(f"unknown model preset {name!r}{did_you_mean(name, PRESETS)}; "
+                              f"known presets: {sorted(PRESETS)}")
         return dataclasses.replace(PRESETS[name], **overrides)
 
     def replace(self, **overrides: Any) -> "ModelConfig":
@@ -113,7 +138,7 @@ class ModelConfig:
 
         Raises:
             FileNotFoundError: no config.json at the path.
-            ValueError: model_type is not qwen3 or a required key is missing, or RoPE scaling
+            ConfigError (a ValueError): model_type is not qwen3 or a required key is missing, or RoPE scaling
                 other than the default is requested (not implemented).
         """
         if isinstance(path_or_dict, Mapping):
@@ -127,15 +152,15 @@ class ModelConfig:
             raw = json.loads(path.read_text())
         model_type = raw.get("model_type", "qwen3")
         if model_type != "qwen3":
-            raise ValueError(f"config.json model_type={model_type!r}; only 'qwen3' is supported")
+            raise ConfigError(f"config.json model_type={model_type!r}; only 'qwen3' is supported")
         missing = [k for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                                "num_attention_heads") if k not in raw]
         if missing:
-            raise ValueError(f"config.json lacks required keys {missing}")
+            raise ConfigError(f"config.json lacks required keys {missing}")
         rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
         rope_type = rope.get("rope_type", rope.get("type", "default"))
         if rope_type not in ("default", None):
-            raise ValueError(f"rope_type {rope_type!r} is not supported; only default RoPE")
+            raise ConfigError(f"rope_type {rope_type!r} is not supported; only default RoPE")
         theta = raw.get("rope_theta", rope.get("rope_theta", 10000.0))
         heads = raw["num_attention_heads"]
         kwargs = dict(

@@ -14,55 +14,25 @@ Sources followed (cited line by line below):
 The loss is computed as a *sum* over tokens divided by a *global denominator* (`loss_denominator`, taken
 from the whole batch), so the gradient of a batch equals the sum of the gradients of its micro-batches or
 data-parallel shards, whatever the assignment of sequences (tests/jax/test_grpo.py checks this to 1e-6).
-Masked positions are removed with `jnp.where` (never multiplication), so NaN or huge garbage there
+The loss's hyper-parameters are `LossConfig` (defined with the run's config in
+`orchestra_jax.train_config`, re-exported here). Masked positions are removed with `jnp.where` (never multiplication), so NaN or huge garbage there
 changes neither the loss, the metrics nor the gradient.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-Aggregation = Literal["token-mean", "seq-mean-token-mean", "dr-grpo"]
-KLEstimator = Literal["k2", "k3"]
+from orchestra_jax.train_config import AGGREGATIONS, KL_ESTIMATORS, LossConfig
 
-AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "dr-grpo")
-KL_ESTIMATORS = ("k2", "k3")
-
-
-@dataclasses.dataclass(frozen=True)
-class LossConfig:
-    """Hyper-parameters of the clipped surrogate loss; defaults are the released ones ([REL])."""
-
-    clip_eps_low: float = 0.2  # ratio lower clip 1 - eps_low  [REL clip_ratio_low]
-    clip_eps_high: float = 0.28  # ratio upper clip 1 + eps_high [REL clip_ratio_high, DAPO Eq. 10]
-    dual_clip_c: float | None = 10.0  # dual-clip bound c for A < 0; None disables [REL clip_ratio_c, DC Eq. 6]
-    kl_coef: float = 1e-4  # KL-to-reference loss coefficient; 0 disables the term [REL kl_loss_coef]
-    kl_estimator: KLEstimator = "k2"  # "k2" = 0.5 (logp - ref)^2 [REL kl_loss_type=mse], or "k3" [KL]
-    aggregation: Aggregation = "token-mean"  # token-mean [REL] | seq-mean-token-mean [GRPO] | dr-grpo [DR]
-    max_len: int | None = None  # Dr. GRPO's constant length (tokens); None = the batch's T
-    log_ratio_clamp: float = 20.0  # |logp - old_logp| clamp before exp, as verl (numerical safety)
-
-    def __post_init__(self) -> None:
-        if self.aggregation not in AGGREGATIONS:
-            raise ValueError(f"aggregation={self.aggregation!r}; choose one of {AGGREGATIONS}")
-        if self.kl_estimator not in KL_ESTIMATORS:
-            raise ValueError(
-                f"kl_estimator={self.kl_estimator!r}; choose one of {KL_ESTIMATORS} (k1 is logged as a metric only)"
-            )
-        if not (0.0 <= self.clip_eps_low < 1.0):
-            raise ValueError(f"clip_eps_low={self.clip_eps_low} must be in [0, 1)")
-        if self.clip_eps_high < 0.0:
-            raise ValueError(f"clip_eps_high={self.clip_eps_high} must be >= 0")
-        if self.dual_clip_c is not None and self.dual_clip_c <= 1.0:
-            raise ValueError(f"dual_clip_c={self.dual_clip_c} must be > 1 (or None to disable)")
-        if self.kl_coef < 0.0:
-            raise ValueError(f"kl_coef={self.kl_coef} must be >= 0")
-
+__all__ = [
+    "LossConfig", "DEFAULT_LOSS_CONFIG", "AGGREGATIONS", "KL_ESTIMATORS", "group_advantages", "group_std",
+    "filter_and_advantages", "GroupFilterResult", "loss_denominator", "policy_loss", "loss_sums", "merge_metric_sums", "finalize_metrics",
+]
 
 DEFAULT_LOSS_CONFIG = LossConfig()
 
@@ -264,7 +234,7 @@ def loss_sums(
     pg1 = -adv * ratio  # -A r                                                [GRPO] Eq. 3
     pg2 = -adv * jnp.clip(ratio, 1.0 - cfg.clip_eps_low, 1.0 + cfg.clip_eps_high)  # -A clip(r)   [DAPO] Eq. 10
     pg_clip = jnp.maximum(pg1, pg2)  # -min(A r, A clip(r))                   [GRPO] Eq. 3
-    if cfg.dual_clip_c is not None:
+    if cfg.dual_clip_c > 0:
         pg3 = -adv * cfg.dual_clip_c  # -c A  (positive for A < 0)            [DC] Eq. 6
         pg_dual = jnp.minimum(pg3, pg_clip)  # -max(min(A r, A clip r), c A)  [DC] Eq. 6
         pg = jnp.where(adv < 0, pg_dual, pg_clip)  # dual clip only for A < 0 [DC] Eq. 6
@@ -294,7 +264,7 @@ def loss_sums(
     # metric sums (token-weighted; min/max over loss tokens)
     low = (adv < 0) & (ratio < 1.0 - cfg.clip_eps_low)  # clipped from below ([DAPO] clip_low active)
     high = (adv > 0) & (ratio > 1.0 + cfg.clip_eps_high)  # clipped from above (clip_high active)
-    dual = (adv < 0) & (ratio > (cfg.dual_clip_c if cfg.dual_clip_c is not None else jnp.inf))
+    dual = (adv < 0) & (ratio > (cfg.dual_clip_c if cfg.dual_clip_c > 0 else jnp.inf))
     k3_old = jnp.exp(olp - lp) - 1.0 + (lp - olp)  # approx KL(old || new), k3 estimator [KL]
 
     def tsum(x):

@@ -13,129 +13,37 @@ The chat is never re-rendered from parsed messages (Qwen3's template drops earli
 so re-rendering would change the tokens the policy saw). Masks come from segment lengths, never from
 token values (Qwen3's pad id is an EOS id).
 
-A turn cut by the token limit (no EOS) ends the episode and zeroes the trajectory's whole loss mask;
+Each row is an `Episode` (fed a sampled turn, then the environment's reply; or cut with a reason). A
+turn cut by the token limit (no EOS) ends the episode and zeroes the trajectory's whole loss mask;
 a turn whose text is not a valid action (`orchestra_gym.parsing.parse_action(...).valid` is False) gets
 mask 0 for its tokens (the paper's filter) and is counted.
 
 The environment is used only through the Gymnasium API (`reset`, `step`, `info`) plus
-`orchestra_gym.parsing` and `orchestra_gym.rewards`.
+`orchestra_gym.parsing`; the chat stack is `orchestra_jax.tokenizer`. Rewards and the trainer batch
+are built from the trajectories by `orchestra_jax.batch`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from orchestra_gym.parsing import parse_action
+from orchestra_jax.tokenizer import ChatTokenizer, render_messages
 
 __all__ = [
-    "ChatTokenizer",
-    "build_bpe_tokenizer",
-    "render_messages",
     "Trajectory",
     "RolloutStats",
+    "Episode",
+    "CUT_REASONS",
     "collect_rollouts",
     "trajectory_from_turns",
     "scripted_trajectory",
-    "to_batch",
-    "group_rewards",
-    "CHAT_SPECIAL_TOKENS",
+    "env_reply_ids",
 ]
-
-IM_START, IM_END, ENDOFTEXT = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
-# ChatML control tokens plus the Qwen3 / Hermes tool tags (special in Qwen3's tokenizer as well)
-CHAT_SPECIAL_TOKENS = (
-    ENDOFTEXT, IM_START, IM_END, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
-    "<think>", "</think>",
-)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Tokenizer and chat rendering
-# ----------------------------------------------------------------------------------------------------------
-
-
-class ChatTokenizer:
-    """A `tokenizers.Tokenizer` with the ChatML specials, as the rollout needs it.
-
-    encode(text) -> list[int] (special tokens in the text map to their ids; no BOS/EOS added);
-    decode(ids) -> str (specials kept); eos_ids: ids that end an assistant turn
-    (``<|im_end|>`` first, then ``<|endoftext|>``, like Qwen3's {151645, 151643}); pad_id.
-    """
-
-    def __init__(self, tokenizer: Any):
-        self.tk = tokenizer
-        ids = {t: tokenizer.token_to_id(t) for t in (IM_END, ENDOFTEXT)}
-        missing = [t for t, i in ids.items() if i is None]
-        if missing:
-            raise ValueError(f"tokenizer lacks the chat special token(s) {missing}; add them as special tokens")
-        self.im_end_id = int(ids[IM_END])
-        self.eos_ids = (self.im_end_id, int(ids[ENDOFTEXT]))
-        self.pad_id = int(ids[ENDOFTEXT])  # as Qwen3: the pad id is an EOS id (masks never use token values)
-        self.vocab_size = int(tokenizer.get_vocab_size())
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tk.encode(text, add_special_tokens=False).ids)
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return self.tk.decode(list(ids), skip_special_tokens=False)
-
-    def save(self, path: str) -> None:
-        self.tk.save(str(path))
-
-    @classmethod
-    def from_file(cls, path: str) -> "ChatTokenizer":
-        from tokenizers import Tokenizer
-
-        return cls(Tokenizer.from_file(str(path)))
-
-
-def build_bpe_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> ChatTokenizer:
-    """Train a small byte-level BPE (HF `tokenizers`) on `texts`, with `CHAT_SPECIAL_TOKENS` as specials.
-
-    Byte-level, so any text round-trips (unseen characters fall back to bytes). Deterministic for the
-    same texts and size. Used by the offline `tiny-toolscale` preset, whose model has this vocab size.
-    """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=list(CHAT_SPECIAL_TOKENS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tk.train_from_iterator(list(texts), trainer=trainer)
-    return ChatTokenizer(tk)
-
-
-def _message_text(m: dict[str, Any]) -> tuple[str, str]:
-    role, content = m.get("role", "user"), m.get("content") or ""
-    if role == "tool":  # Qwen3 chat template: tool results are a user turn with <tool_response> blocks
-        return "user", f"<tool_response>\n{content}\n</tool_response>"
-    return role, content
-
-
-def render_messages(messages: Sequence[dict[str, Any]], *, add_generation_prompt: bool = True,
-                    after_assistant: bool = False) -> str:
-    """ChatML text of environment messages (Qwen3's format): ``<|im_start|>role\\ncontent<|im_end|>\\n``.
-
-    after_assistant: the block follows a sampled assistant turn, which ended on ``<|im_end|>``; the
-    newline that the template puts after it starts this block. add_generation_prompt: end with the next
-    ``<|im_start|>assistant\\n`` header.
-    """
-    parts = ["\n"] if after_assistant else []
-    for m in messages:
-        role, content = _message_text(m)
-        parts.append(f"{IM_START}{role}\n{content}{IM_END}\n")
-    if add_generation_prompt:
-        parts.append(f"{IM_START}assistant\n")
-    return "".join(parts)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -151,8 +59,8 @@ class Trajectory:
     are kept), else 0.0; sampler_logp: the sampler's log-prob of each sampled token (0.0 elsewhere);
     all three of equal length. info: the env's last info (reward_vector, outcome, cost, latency, tool
     calls, parse errors...). turns: assistant turns; invalid_turns: of those, not a valid action;
-    cut: ended by the token limit (whole loss mask zeroed); terminated: the env ended the episode
-    itself (a valid answer); group: index of the task group; task_id.
+    cut: stopped before the env ended it (whole loss mask zeroed), cut_reason: why (`CUT_REASONS`);
+    terminated: the env ended the episode itself (a valid answer); group: index of the task group; task_id.
     """
 
     tokens: list[int]
@@ -162,6 +70,7 @@ class Trajectory:
     turns: int = 0
     invalid_turns: int = 0
     cut: bool = False
+    cut_reason: str | None = None
     terminated: bool = False
     truncated: bool = False
     group: int = 0
@@ -228,15 +137,108 @@ def _unfinished_vector(info: dict[str, Any], names: list[str]) -> np.ndarray:
                               -float(info.get("episode_latency_s", 0.0))], np.float64)
 
 
-def _fits(sampler: Any, state: Any, appended: Sequence[Sequence[int]], max_new_tokens: int) -> bool:
-    """Whether the next block + a full turn fit the sampler's cache. The rows share cache slots and every
-    block is padded to a power of two, so the cache fills faster than the longest row grows."""
-    cache, cap = getattr(state, "cache", None), getattr(sampler, "max_cache_len", None)
-    if cache is None or cap is None:
-        return True
-    longest = max((len(a) for a in appended), default=0) + max((len(p) for p in getattr(state, "pending", [])), default=0)
-    width = max(16, 1 << max(0, longest - 1).bit_length()) if longest else 0
-    return int(cache.slot) + min(width, max(longest, 0) if int(cache.slot) + width > cap else width) + max_new_tokens <= cap
+def env_reply_ids(tokenizer: ChatTokenizer, info: dict[str, Any]) -> list[int]:
+    """Token ids of the environment's reply after a sampled assistant turn: the non-assistant
+    ``info["new_messages"]`` as ChatML blocks (starting with the newline after ``<|im_end|>``), ending
+    on the next assistant header. Loss mask 0."""
+    new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
+    return tokenizer.encode(render_messages(new, after_assistant=True))
+
+
+# why an episode left the loss before the environment ended it (`Episode.cut`, `Trajectory.cut_reason`)
+CUT_REASONS = ("max_new_tokens", "cache_full", "max_seq_len", "max_turns")
+
+
+@dataclasses.dataclass
+class Episode:
+    """One row of a rollout batch while it runs: its tokens so far, flags and the env's last info.
+
+    The rollout feeds it a sampled turn (`feed_turn`), then the environment's reply (`feed_reply`); or
+    stops it (`cut`, with a reason from `CUT_REASONS`). A cut episode leaves the loss (its whole mask
+    is zeroed in `trajectory`).
+
+    Fields: prompt (token ids); info (the env's last info); turns ((sampled ids, log-probs, env reply
+    ids) per assistant turn); invalid (per turn: its tokens leave the loss); bad_turns (turns that
+    are not a valid action, counted whatever drop_invalid says); texts (decoded turns, when kept);
+    length (tokens so far); active; cut_reason (None, or why it was cut); terminated / truncated
+    (the env ended it).
+    """
+
+    prompt: list[int]
+    info: dict[str, Any]
+    turns: list[tuple[list[int], list[float], list[int]]] = dataclasses.field(default_factory=list)
+    invalid: list[bool] = dataclasses.field(default_factory=list)
+    bad_turns: int = 0
+    texts: list[str] = dataclasses.field(default_factory=list)
+    length: int = 0
+    active: bool = True
+    cut_reason: str | None = None
+    terminated: bool = False
+    truncated: bool = False
+
+    def __post_init__(self) -> None:
+        self.length = self.length or len(self.prompt)
+
+    def cut(self, reason: str) -> None:
+        """Stop the episode and take it out of the loss (reason: one of `CUT_REASONS`)."""
+        self.cut_reason, self.active = reason, False
+
+    def feed_turn(self, ids: list[int], logprobs: list[float], finish_reason: str, tokenizer: ChatTokenizer,
+                  *, drop_invalid: bool, keep_text: bool) -> str | None:
+        """Record a sampled assistant turn (EOS included). Returns its text (EOS stripped) to step the
+        env with, or None when the turn has no EOS (cut by max_new_tokens or the full cache: the
+        episode is cut). A text that is not a valid action (`orchestra_gym.parsing.parse_action`) is
+        still returned (the env answers it with a parse error); its tokens leave the loss when
+        drop_invalid."""
+        self.length += len(ids)
+        finished = bool(ids) and ids[-1] in tokenizer.eos_ids  # ends on any EOS id (incl. the secondary)
+        text = tokenizer.decode(ids[:-1] if finished else ids)
+        if keep_text:
+            self.texts.append(text)
+        self.turns.append((ids, logprobs, []))
+        if not finished or finish_reason in ("length", "cache_full"):
+            self.bad_turns += 1  # an unfinished turn is not a valid action either
+            self.invalid.append(True)
+            self.cut("cache_full" if finish_reason == "cache_full" else "max_new_tokens")
+            return None
+        bad = not parse_action(text).valid
+        self.invalid.append(bad and drop_invalid)
+        self.bad_turns += int(bad)
+        return text
+
+    def feed_reply(self, info: dict[str, Any], terminated: bool, truncated: bool, tokenizer: ChatTokenizer,
+                   *, max_new_tokens: int, max_seq_len: int) -> list[int]:
+        """Record the env's answer to the last turn. Returns the reply's token ids to feed the sampler
+        (empty when the env ended the episode, or when the reply and a full next turn would pass
+        max_seq_len: the episode is cut)."""
+        self.info = info
+        if terminated or truncated:
+            self.active, self.terminated, self.truncated = False, bool(terminated), bool(truncated)
+            return []
+        env_ids = env_reply_ids(tokenizer, info)
+        if self.length + len(env_ids) + max_new_tokens > max_seq_len:
+            self.cut("max_seq_len")  # the next turn would not fit: stop, out of the loss
+            return []
+        ids, lps, _ = self.turns[-1]
+        self.turns[-1] = (ids, lps, env_ids)
+        self.length += len(env_ids)
+        return env_ids
+
+    def trajectory(self, group: int, task_id: Any, reward_names: list[str]) -> Trajectory:
+        """The finished episode as a `Trajectory` (an episode without a reward vector gets the
+        unfinished one: outcome 0, its calls, cost and latency so far)."""
+        toks, mask, lp = trajectory_from_turns(self.prompt, self.turns, cut=self.cut_reason is not None,
+                                               invalid=self.invalid)
+        info = dict(self.info)
+        info.pop("new_messages", None)
+        if "reward_vector" not in info and reward_names:
+            info["reward_vector"] = _unfinished_vector(info, reward_names)
+            info["outcome"], info["solved"] = 0.0, False
+        return Trajectory(
+            tokens=toks, loss_mask=mask, sampler_logp=lp, info=info, turns=len(self.turns),
+            invalid_turns=int(sum(self.invalid)), cut=self.cut_reason is not None, cut_reason=self.cut_reason,
+            terminated=self.terminated, truncated=self.truncated, group=group, task_id=task_id, texts=self.texts,
+        )
 
 
 def collect_rollouts(
@@ -257,8 +259,13 @@ def collect_rollouts(
 ) -> tuple[list[Trajectory], RolloutStats]:
     """Run N = len(task_options) groups of G = rollouts_per_task episodes as one batch.
 
+    Reset (the group's first env picks the task), then per turn: generate for the active rows, step
+    their envs with the texts (concurrently), feed the replies to the sampler; finally assemble the
+    trajectories.
+
     Args:
-      sampler: `orchestra_jax.sampler.Sampler` (or any object with the same prefill / generate / extend).
+      sampler: `orchestra_jax.sampler.Sampler` (or any object with the same prefill / generate / extend /
+        has_room).
       tokenizer: `ChatTokenizer` (encode, decode, eos_ids).
       envs: N x G gymnasium envs (reused; each is reset here).
       task_options: per group, the `reset` options shared by its G episodes (task_id, preference,
@@ -269,6 +276,9 @@ def collect_rollouts(
 
     Returns:
       (trajectories in row order: group-major, G per group; RolloutStats).
+
+    Raises:
+      ValueError: len(envs) != N x G, or a prompt leaves no room for max_new_tokens within max_seq_len.
     """
     g = int(rollouts_per_task)
     n = len(task_options)
@@ -277,118 +287,75 @@ def collect_rollouts(
     own_pool = executor is None
     pool = executor or ThreadPoolExecutor(max_workers=min(16, n * g))
     try:
-        # ---- reset: the group's first env picks the task; the others get the same task_id/options
-        opts: list[dict[str, Any]] = []
-        for i in range(n):
-            o = dict(task_options[i])
-            if o.get("task_id") is None:
-                _, info0 = envs[i * g].reset(seed=int(seed) * 1000 + i, options={k: v for k, v in o.items() if k != "task_id"})
-                if "task_id" in info0:
-                    o["task_id"] = info0["task_id"]
-            opts.append(o)
-
-        def do_reset(r):
-            i = r // g
-            return envs[r].reset(seed=int(seed) * 1000 + i, options=opts[i])
-
-        resets = list(pool.map(do_reset, range(n * g)))
-        infos: list[dict[str, Any]] = [inf for _, inf in resets]
-        prompts = [tokenizer.encode(render_messages(inf.get("new_messages", []))) for inf in infos]
-        for r, p in enumerate(prompts):
-            if len(p) + max_new_tokens > max_seq_len:
-                raise ValueError(f"prompt of row {r} has {len(p)} tokens; max_seq_len={max_seq_len} leaves no room "
+        # ---- reset
+        opts = _group_options(envs, task_options, g, seed)
+        resets = list(pool.map(lambda r: envs[r].reset(seed=int(seed) * 1000 + r // g, options=opts[r // g]),
+                               range(n * g)))
+        episodes = [Episode(tokenizer.encode(render_messages(info.get("new_messages", []))), info)
+                    for _, info in resets]
+        for r, ep in enumerate(episodes):
+            if ep.length + max_new_tokens > max_seq_len:
+                raise ValueError(f"prompt of row {r} has {ep.length} tokens; max_seq_len={max_seq_len} leaves no room "
                                  f"for max_new_tokens={max_new_tokens}: raise max_seq_len or shorten the prompt")
-        turns: list[list[tuple[list[int], list[float], list[int]]]] = [[] for _ in range(n * g)]
-        invalid: list[list[bool]] = [[] for _ in range(n * g)]
-        texts: list[list[str]] = [[] for _ in range(n * g)]
-        length = [len(p) for p in prompts]
-        active = [True] * (n * g)
-        cut = [False] * (n * g)
-        term = [False] * (n * g)
-        trunc = [False] * (n * g)
-        stats = RolloutStats(episodes=n * g)
-        state = sampler.prefill(prompts)
+        state = sampler.prefill([ep.prompt for ep in episodes])
         for turn in range(max_turns):
-            if not any(active):
+            if not any(ep.active for ep in episodes):
                 break
+            # ---- generate
             state, out = sampler.generate(
                 state, max_new_tokens=max_new_tokens, temperature=temperature,
-                rng=int(seed) * 100_003 + turn, active=list(active),
+                rng=int(seed) * 100_003 + turn, active=[ep.active for ep in episodes],
             )
-            step_rows = []
-            for r in range(n * g):
-                if not active[r]:
-                    continue
-                ids, lps, reason = list(out.tokens[r]), list(out.logprobs[r]), out.finish_reasons[r]
-                stats.generated_tokens += len(ids)
-                stats.turns += 1
-                length[r] += len(ids)
-                finished = bool(ids) and ids[-1] in tokenizer.eos_ids  # ends on any EOS id (incl. the secondary)
-                body = ids[:-1] if finished else ids
-                text = tokenizer.decode(body)
-                if keep_texts:
-                    texts[r].append(text)
-                turns[r].append((ids, lps, []))
-                if not finished or reason in ("length", "cache_full"):
-                    cut[r], active[r] = True, False  # token limit: no EOS; the whole sample leaves the loss
-                    stats.cut += 1
-                    stats.invalid_turns += 1  # an unfinished turn is not a valid action either
-                    invalid[r].append(True)
-                    continue
-                bad = not parse_action(text).valid
-                invalid[r].append(bad and drop_invalid_turns)
-                stats.invalid_turns += int(bad)
-                step_rows.append((r, text))
-
-            results = list(pool.map(lambda rt: envs[rt[0]].step(rt[1]), step_rows))
-            appended: list[list[int]] = [[] for _ in range(n * g)]
-            for (r, _), (_, _, terminated, truncated, info) in zip(step_rows, results):
-                infos[r] = info
-                if terminated or truncated:
-                    active[r] = False
-                    term[r], trunc[r] = bool(terminated), bool(truncated)
-                    continue
-                new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
-                env_ids = tokenizer.encode(render_messages(new, after_assistant=True))
-                if length[r] + len(env_ids) + max_new_tokens > max_seq_len:
-                    cut[r], active[r] = True, False  # the next turn would not fit: stop, out of the loss
-                    stats.cut += 1
-                    continue
-                ids, lps, _ = turns[r][-1]
-                turns[r][-1] = (ids, lps, env_ids)
-                appended[r] = env_ids
-                length[r] += len(env_ids)
-            if any(active) and not _fits(sampler, state, appended, max_new_tokens):
-                for r in range(n * g):  # the shared KV cache (with its padding slots) is full: stop the batch
-                    if active[r]:
-                        cut[r], active[r] = True, False
-                        stats.cut += 1
-            if any(active):
+            actions = []
+            for r, ep in enumerate(episodes):
+                if ep.active:
+                    text = ep.feed_turn(list(out.tokens[r]), list(out.logprobs[r]), out.finish_reasons[r], tokenizer,
+                                        drop_invalid=drop_invalid_turns, keep_text=keep_texts)
+                    if text is not None:
+                        actions.append((r, text))
+            # ---- step
+            results = list(pool.map(lambda rt: envs[rt[0]].step(rt[1]), actions))
+            appended: list[list[int]] = [[] for _ in episodes]
+            for (r, _), (_, _, terminated, truncated, info) in zip(actions, results):
+                appended[r] = episodes[r].feed_reply(info, terminated, truncated, tokenizer,
+                                                     max_new_tokens=max_new_tokens, max_seq_len=max_seq_len)
+            if any(ep.active for ep in episodes) and not sampler.has_room(state, appended, max_new_tokens):
+                for ep in episodes:  # the shared KV cache (with its padding slots) is full: stop the batch
+                    if ep.active:
+                        ep.cut("cache_full")
+            if any(ep.active for ep in episodes):
                 state = sampler.extend(state, appended)
-        for r in range(n * g):  # turn limit of the rollout reached while the env still runs
-            if active[r]:
-                cut[r] = True
-                stats.cut += 1
+        for ep in episodes:  # turn limit of the rollout reached while the env still runs
+            if ep.active:
+                ep.cut("max_turns")
     finally:
         if own_pool:
             pool.shutdown(wait=True)
 
     # ---- assemble
-    names = next((list(inf["reward_vector_names"]) for inf in infos if "reward_vector_names" in inf), [])
-    trajs = []
-    for r in range(n * g):
-        toks, mask, lp = trajectory_from_turns(prompts[r], turns[r], cut=cut[r], invalid=invalid[r])
-        info = dict(infos[r])
-        info.pop("new_messages", None)
-        if "reward_vector" not in info and names:
-            info["reward_vector"] = _unfinished_vector(info, names)
-            info["outcome"], info["solved"] = 0.0, False
-        trajs.append(Trajectory(
-            tokens=toks, loss_mask=mask, sampler_logp=lp, info=info, turns=len(turns[r]),
-            invalid_turns=int(sum(invalid[r])), cut=cut[r], terminated=term[r], truncated=trunc[r],
-            group=r // g, task_id=opts[r // g].get("task_id"), texts=texts[r],
-        ))
+    names = next((list(ep.info["reward_vector_names"]) for ep in episodes if "reward_vector_names" in ep.info), [])
+    trajs = [ep.trajectory(r // g, opts[r // g].get("task_id"), names) for r, ep in enumerate(episodes)]
+    stats = RolloutStats(
+        episodes=n * g, turns=sum(len(ep.turns) for ep in episodes),
+        invalid_turns=sum(ep.bad_turns for ep in episodes), cut=sum(ep.cut_reason is not None for ep in episodes),
+        generated_tokens=sum(len(ids) for ep in episodes for ids, _, _ in ep.turns),
+    )
     return trajs, stats
+
+
+def _group_options(envs: Sequence[Any], task_options: Sequence[dict[str, Any]], g: int,
+                   seed: int) -> list[dict[str, Any]]:
+    """Per group, the reset options of its G episodes: a group without task_id gets the task its first
+    env draws from the group's seed."""
+    opts: list[dict[str, Any]] = []
+    for i, given in enumerate(task_options):
+        o = dict(given)
+        if o.get("task_id") is None:
+            _, info0 = envs[i * g].reset(seed=int(seed) * 1000 + i, options={k: v for k, v in o.items() if k != "task_id"})
+            if "task_id" in info0:
+                o["task_id"] = info0["task_id"]
+        opts.append(o)
+    return opts
 
 
 def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed: int,
@@ -406,10 +373,7 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
         ids = tokenizer.encode(text) + [tokenizer.im_end_id]
         obs, _, term, trunc, info = env.step(text)
         texts.append(text)
-        env_ids: list[int] = []
-        if not (term or trunc):
-            new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
-            env_ids = tokenizer.encode(render_messages(new, after_assistant=True))
+        env_ids = [] if (term or trunc) else env_reply_ids(tokenizer, info)
         turns.append((ids, [0.0] * len(ids), env_ids))
         if term or trunc:
             break
@@ -418,72 +382,5 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
     info.pop("new_messages", None)
     return Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info=info, turns=len(turns),
                       terminated=bool(term), truncated=bool(trunc), cut=not (term or trunc),
+                      cut_reason=None if (term or trunc) else "max_turns",
                       task_id=task_id, texts=texts)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Rewards and the trainer batch
-# ----------------------------------------------------------------------------------------------------------
-
-
-def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preference: np.ndarray | None,
-                  kind: str = "preference") -> np.ndarray:
-    """Rewards [N, G]: the paper's preference reward per group (`orchestra_gym.rewards.
-    group_preference_rewards`) or the outcome. preference: float [K] in reward-vector order."""
-    from orchestra_gym.rewards import group_preference_rewards
-
-    g = int(rollouts_per_task)
-    if len(trajs) % g:
-        raise ValueError(f"{len(trajs)} trajectories are not a multiple of rollouts_per_task={g}")
-    n = len(trajs) // g
-    out = np.zeros((n, g), np.float64)
-    for i in range(n):
-        grp = trajs[i * g:(i + 1) * g]
-        if kind == "outcome":
-            out[i] = [t.outcome for t in grp]
-            continue
-        if preference is None:
-            raise ValueError("kind='preference' needs the preference vector")
-        solved = np.array([t.solved for t in grp], bool)
-        if not solved.any():  # paper Sec. 3.2: R = 0 for unsolved rollouts; such a group may hold
-            continue  # episodes that never finished and so carry no reward vector at all
-        vecs = np.stack([np.asarray(t.info["reward_vector"], np.float64) for t in grp])
-        out[i] = group_preference_rewards(vecs, solved, np.asarray(preference, np.float64))
-    return out
-
-
-def to_batch(trajs: Sequence[Trajectory], advantages: np.ndarray | None = None, *, pad_to: int | None = None,
-             multiple: int = 64) -> dict[str, np.ndarray]:
-    """Right-padded trainer batch ([B, T] arrays; see `orchestra_jax.train`).
-
-    attention_mask comes from the lengths (1 for the first len(tokens) positions); loss_mask and
-    sampler_logp are the trajectories' own, 0 in the padding. T = pad_to, or the longest trajectory
-    rounded up to `multiple`, or (multiple=0) to a power of two (few distinct shapes, few compilations).
-    The pad id written is 0.
-
-    Raises: ValueError if a trajectory is longer than pad_to.
-    """
-    b = len(trajs)
-    longest = max(len(t) for t in trajs)
-    if pad_to is not None:
-        t_len = pad_to
-    elif multiple == 0:  # power-of-two buckets (>= 64): at most log2(T) shapes, so few compilations
-        t_len = max(64, 1 << (longest - 1).bit_length())
-    else:
-        t_len = -(-longest // multiple) * multiple
-    if longest > t_len:
-        raise ValueError(f"a trajectory has {longest} tokens > pad_to={t_len}")
-    tokens = np.zeros((b, t_len), np.int32)
-    am = np.zeros((b, t_len), np.int32)
-    lm = np.zeros((b, t_len), np.float32)
-    slp = np.zeros((b, t_len), np.float32)
-    for i, t in enumerate(trajs):
-        n = len(t.tokens)
-        if not (len(t.loss_mask) == len(t.sampler_logp) == n):
-            raise ValueError(f"trajectory {i}: tokens/loss_mask/sampler_logp lengths differ")
-        tokens[i, :n] = t.tokens
-        am[i, :n] = 1
-        lm[i, :n] = t.loss_mask
-        slp[i, :n] = t.sampler_logp
-    adv = np.zeros(b, np.float32) if advantages is None else np.asarray(advantages, np.float32).reshape(b)
-    return {"tokens": tokens, "attention_mask": am, "loss_mask": lm, "sampler_logp": slp, "advantages": adv}

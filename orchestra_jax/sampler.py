@@ -48,6 +48,7 @@ import numpy as np
 from flax import nnx
 
 from orchestra_jax.model import KVCache, Qwen3
+from orchestra_jax.sharding import logical_to_spec
 from orchestra_jax.tokenizer import QWEN3_EOS_IDS  # {<|im_end|>, <|endoftext|>}
 
 
@@ -215,8 +216,6 @@ class Sampler:
         cache = KVCache.init(self.config, batch_size, self.max_cache_len)
         logits = jnp.zeros((batch_size, self.config.vocab_size), jnp.float32)
         if self.mesh is not None:
-            from orchestra_jax.sharding import logical_to_spec
-
             def put(x, names):
                 spec = logical_to_spec(names, x.shape, self.mesh)
                 return jax.device_put(x, jax.sharding.NamedSharding(self.mesh, spec))
@@ -270,6 +269,21 @@ class Sampler:
         cache, logits = self._feed(self.params, state.cache, state.next_logits, jnp.asarray(ids), jnp.asarray(mask),
                                    kv_len=self._kv_len(slot + width))
         return SamplerState(cache, logits, tokens, [[] for _ in blocks])
+
+    def has_room(self, state: SamplerState, appended: Sequence[Sequence[int]], max_new_tokens: int) -> bool:
+        """Whether `extend(state, appended)` and then a full turn of `max_new_tokens` fit the cache.
+
+        The rows share cache slots and every block is padded, so the cache fills faster than the
+        longest row grows. The block width is estimated from the longest appended block plus the
+        longest pending row, rounded up to a power of two (>= 16; the exact width near the end of the
+        cache), which is at least `bucket`'s width (conservative).
+        """
+        longest = max((len(a) for a in appended), default=0) + max((len(p) for p in state.pending), default=0)
+        width = max(16, 1 << max(0, longest - 1).bit_length()) if longest else 0
+        slot = int(state.cache.slot)
+        if slot + width > self.max_cache_len:
+            width = min(width, longest)
+        return slot + width + max_new_tokens <= self.max_cache_len
 
     def generate(self, state: SamplerState, max_new_tokens: int, temperature: float = 1.0, *,
                  top_k: int = 0, top_p: float = 1.0, rng: int | jax.Array = 0,

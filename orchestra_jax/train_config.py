@@ -1,17 +1,19 @@
-"""`TrainConfig`: every hyper-parameter of `orchestra train` / `orchestra sft`, with the paper's defaults.
+"""`TrainConfig`: every hyper-parameter of `orchestra train` / `orchestra sft`, with the paper's defaults;
+`LossConfig`: the clipped surrogate loss's, held by `TrainConfig` as ``loss``.
 
 Sources: ToolOrchestra (arXiv 2511.21689) Sec. 3.2-4 and App. D; the released script
 `training/train_orchestrator.sh` (verl) for the values the paper leaves out ([REL] below).
 
 Loading is strict: `TrainConfig.from_file(path)` (TOML or JSON) and `TrainConfig.from_dict(d)` reject
 unknown keys (with a "did you mean" hint), values of the wrong type and inconsistent combinations,
-before any compute, with a message naming the key.
+before any compute, with a message naming the key (`orchestra_gym.errors.ConfigError`, re-exported
+here). The loss's fields are written either flat (``kl_coef = 0.0``, as before) or as a ``[loss]``
+table; each is validated once, by `LossConfig`. This module imports no JAX.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import tomllib
 import types
@@ -19,13 +21,53 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from orchestra_jax.grpo import AGGREGATIONS, KL_ESTIMATORS, LossConfig
+from orchestra_gym.errors import ConfigError, did_you_mean
+from orchestra_jax import config as model_config
 
-__all__ = ["TrainConfig", "PRESETS", "ConfigError"]
+__all__ = ["TrainConfig", "LossConfig", "PRESETS", "ConfigError", "AGGREGATIONS", "KL_ESTIMATORS"]
+
+AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "dr-grpo")
+KL_ESTIMATORS = ("k2", "k3")
 
 
-class ConfigError(ValueError):
-    """A bad training configuration (the message names the key and the fix)."""
+def _need(obj: Any, cond: bool, key: str, msg: str) -> None:
+    if not cond:
+        raise ConfigError(f"{key}={getattr(obj, key)!r}: {msg}")
+
+
+@dataclasses.dataclass(frozen=True)
+class LossConfig:
+    """Hyper-parameters of the clipped surrogate loss (`orchestra_jax.grpo`); defaults are the released
+    ones ([REL]). Sources: [GRPO] DeepSeekMath Eq. 3, [DAPO] Eq. 10, [DC] dual-clip PPO Eq. 6,
+    [DR] Dr. GRPO Sec. 3.1, [KL] Schulman's estimators (see `orchestra_jax.grpo`).
+
+    Raises: ConfigError (a ValueError) naming the field, for a wrong type or value.
+    """
+
+    clip_eps_low: float = 0.2  # ratio lower clip 1 - eps_low  [REL clip_ratio_low]
+    clip_eps_high: float = 0.28  # ratio upper clip 1 + eps_high [REL clip_ratio_high, DAPO Eq. 10]
+    dual_clip_c: float = 10.0  # dual-clip bound c for A < 0; 0 disables [REL clip_ratio_c, DC Eq. 6]
+    kl_coef: float = 1e-4  # KL-to-reference loss coefficient; 0 disables the term (no reference copy) [REL kl_loss_coef]
+    kl_estimator: str = "k2"  # "k2" = 0.5 (logp - ref)^2 [REL kl_loss_type=mse], or "k3" [KL]
+    aggregation: str = "token-mean"  # token-mean [REL] | seq-mean-token-mean [GRPO] | dr-grpo [DR]
+    max_len: int | None = None  # Dr. GRPO's constant length (tokens); None = the batch's T (a run: max_seq_len)
+    log_ratio_clamp: float = 20.0  # |logp - old_logp| clamp before exp, as verl (numerical safety)
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        _need(self, self.aggregation in AGGREGATIONS, "aggregation", f"use one of {AGGREGATIONS}")
+        _need(self, self.kl_estimator in KL_ESTIMATORS, "kl_estimator",
+              f"use one of {KL_ESTIMATORS} (k1 is logged as a metric only)")
+        _need(self, 0 <= self.clip_eps_low < 1, "clip_eps_low", "must be in [0, 1)")
+        _need(self, self.clip_eps_high >= 0, "clip_eps_high", "must be >= 0")
+        _need(self, self.dual_clip_c == 0 or self.dual_clip_c > 1, "dual_clip_c", "must be > 1 (or 0 to disable)")
+        _need(self, self.kl_coef >= 0, "kl_coef", "must be >= 0")
+        _need(self, self.max_len is None or self.max_len >= 1, "max_len", "must be >= 1 (or None: the batch's T)")
+        _need(self, self.log_ratio_clamp > 0, "log_ratio_clamp", "must be > 0")
+
+
+# the loss fields a TrainConfig also accepts flat (top-level keys in files, dicts and `replace`)
+LOSS_KEYS = tuple(f.name for f in dataclasses.fields(LossConfig))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,12 +103,7 @@ class TrainConfig:
     adv_ddof: int = 1  # std ddof; 1 = unbiased, torch.std in the released code
     min_group_std: float = 0.1  # groups with reward std below this are dropped (paper Sec. 3.2)
     # ------------------------------------------------------------------ loss (orchestra_jax.grpo)
-    clip_eps_low: float = 0.2  # ratio clip 1 - eps_low [REL clip_ratio_low]
-    clip_eps_high: float = 0.28  # ratio clip 1 + eps_high [REL clip_ratio_high]
-    dual_clip_c: float = 10.0  # dual clip for A < 0; 0 disables [REL clip_ratio_c]
-    kl_coef: float = 1e-4  # KL-to-reference coefficient; 0 disables (no reference copy) [REL kl_loss_coef]
-    kl_estimator: str = "k2"  # "k2" = 0.5 (logp - ref)^2 [REL kl_loss_type=mse] or "k3"
-    aggregation: str = "token-mean"  # token-mean [REL] | seq-mean-token-mean | dr-grpo
+    loss: LossConfig = dataclasses.field(default_factory=LossConfig)  # clip, dual clip, KL, aggregation
     old_logp_source: str = "trainer"  # pi_old: "trainer" (recomputed, verl) or "sampler" (rollout log-probs)
     # ------------------------------------------------------------------ optimiser
     learning_rate: float = 1e-6  # AdamW learning rate [REL LR=1e-6]
@@ -103,14 +140,12 @@ class TrainConfig:
         self.validate()
 
     def validate(self) -> None:
-        """Check types and consistency. Raises ConfigError naming the key."""
-        hints = typing.get_type_hints(type(self))
-        for f in dataclasses.fields(self):
-            _check_type(f.name, getattr(self, f.name), hints[f.name])
+        """Check types and consistency (the loss's fields are checked by `LossConfig`). Raises
+        ConfigError naming the key."""
+        _check_fields(self)
 
         def need(cond: bool, key: str, msg: str) -> None:
-            if not cond:
-                raise ConfigError(f"{key}={getattr(self, key)!r}: {msg}")
+            _need(self, cond, key, msg)
 
         for key in ("max_steps", "tasks_per_step", "rollouts_per_task", "max_turns", "max_new_tokens",
                     "max_seq_len", "tool_workers", "micro_batches", "logp_chunk", "mesh_data", "mesh_tp",
@@ -121,8 +156,6 @@ class TrainConfig:
         need(self.rollouts_per_task >= 2, "rollouts_per_task", "GRPO needs >= 2 rollouts per task (a group)")
         need(self.rollouts_per_task > self.adv_ddof, "adv_ddof", "must be < rollouts_per_task")
         need(self.reward in ("preference", "outcome"), "reward", "use 'preference' or 'outcome'")
-        need(self.kl_estimator in KL_ESTIMATORS, "kl_estimator", f"use one of {KL_ESTIMATORS}")
-        need(self.aggregation in AGGREGATIONS, "aggregation", f"use one of {AGGREGATIONS}")
         need(self.sft_lr_schedule in ("cosine", "constant"), "sft_lr_schedule", "use 'cosine' or 'constant'")
         need(self.old_logp_source in ("trainer", "sampler"), "old_logp_source", "use 'trainer' or 'sampler'")
         need(self.temperature > 0, "temperature", "must be > 0 for GRPO sampling")
@@ -131,10 +164,6 @@ class TrainConfig:
         need(self.sft_learning_rate > 0, "sft_learning_rate", "must be > 0")
         need(self.weight_decay >= 0, "weight_decay", "must be >= 0")
         need(self.grad_clip >= 0, "grad_clip", "must be >= 0 (0 disables)")
-        need(0 <= self.clip_eps_low < 1, "clip_eps_low", "must be in [0, 1)")
-        need(self.clip_eps_high >= 0, "clip_eps_high", "must be >= 0")
-        need(self.dual_clip_c == 0 or self.dual_clip_c > 1, "dual_clip_c", "must be > 1 (or 0 to disable)")
-        need(self.kl_coef >= 0, "kl_coef", "must be >= 0")
         need(self.adv_clip > 0, "adv_clip", "must be > 0")
         need(self.max_new_tokens <= self.max_seq_len, "max_new_tokens", f"must be <= max_seq_len={self.max_seq_len}")
         rows = self.tasks_per_step * self.rollouts_per_task
@@ -143,40 +172,55 @@ class TrainConfig:
         need(self.sft_steps == 0 or self.sft_batch_size % self.micro_batches == 0, "micro_batches",
              f"must divide sft_batch_size={self.sft_batch_size}")
         need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")
-        try:
-            from orchestra_jax import config as model_config  # the policy's presets (issue 6)
-        except ImportError:
-            model_config = None
-        if model_config is not None:
-            presets = getattr(model_config, "PRESETS", {})
-            if presets and self.model_preset not in presets:
-                close = difflib.get_close_matches(self.model_preset, list(presets), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ConfigError(f"model_preset={self.model_preset!r}: unknown{hint}; known: {sorted(presets)}")
-            fields = {f.name for f in dataclasses.fields(model_config.ModelConfig)}
-            for k in self.model_overrides:
-                if k not in fields:
-                    close = difflib.get_close_matches(k, sorted(fields), n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else ""
-                    raise ConfigError(f"model_overrides.{k}: unknown ModelConfig field{hint}; known: {sorted(fields)}")
+        presets = model_config.PRESETS
+        need(self.model_preset in presets, "model_preset",
+             f"unknown{did_you_mean(self.model_preset, presets)}; known: {sorted(presets)}")
+        fields = sorted(f.name for f in dataclasses.fields(model_config.ModelConfig))
+        for k in self.model_overrides:
+            if k not in fields:
+                raise ConfigError(f"model_overrides.{k}: unknown ModelConfig field{did_you_mean(k, fields)}; "
+                                  f"known: {fields}")
+
+    # the loss's fields, read flat as before (cfg.kl_coef is cfg.loss.kl_coef)
+    clip_eps_low = property(lambda self: self.loss.clip_eps_low, doc="`LossConfig.clip_eps_low`")
+    clip_eps_high = property(lambda self: self.loss.clip_eps_high, doc="`LossConfig.clip_eps_high`")
+    dual_clip_c = property(lambda self: self.loss.dual_clip_c, doc="`LossConfig.dual_clip_c` (0 disables)")
+    kl_coef = property(lambda self: self.loss.kl_coef, doc="`LossConfig.kl_coef` (0 disables)")
+    kl_estimator = property(lambda self: self.loss.kl_estimator, doc="`LossConfig.kl_estimator`")
+    aggregation = property(lambda self: self.loss.aggregation, doc="`LossConfig.aggregation`")
 
     # ---------------------------------------------------------------------------------------------
     def loss_config(self) -> LossConfig:
-        """The `orchestra_jax.grpo.LossConfig` of this run."""
-        return LossConfig(
-            clip_eps_low=self.clip_eps_low,
-            clip_eps_high=self.clip_eps_high,
-            dual_clip_c=self.dual_clip_c if self.dual_clip_c > 0 else None,
-            kl_coef=self.kl_coef,
-            kl_estimator=self.kl_estimator,  # type: ignore[arg-type]
-            aggregation=self.aggregation,  # type: ignore[arg-type]
-            max_len=self.max_seq_len if self.aggregation == "dr-grpo" else None,
-        )
+        """The run's `LossConfig`: ``loss``, with Dr. GRPO's constant length set to max_seq_len when the
+        aggregation is "dr-grpo" and ``loss.max_len`` is not given."""
+        if self.loss.aggregation == "dr-grpo" and self.loss.max_len is None:
+            return dataclasses.replace(self.loss, max_len=self.max_seq_len)
+        return self.loss
+
+    def make_env_kwargs(self) -> dict[str, Any]:
+        """The `gym.make(env_id, **kwargs)` keyword arguments of a run (env_kwargs, max_turns, preference)."""
+        kwargs = dict(self.env_kwargs)
+        kwargs.setdefault("max_turns", self.max_turns)
+        if self.preference:
+            kwargs.setdefault("preference", self.preference)
+        return kwargs
+
+    def reset_options(self, task_id: Any = None) -> dict[str, Any]:
+        """The `env.reset(options=...)` of a run's episode: preference, tools exposed, and task_id
+        when given (None: the env draws the task from its seed)."""
+        o: dict[str, Any] = {}
+        if self.preference:
+            o["preference"] = self.preference
+        if self.tools:
+            o["tools"] = list(self.tools)
+        if task_id is not None:
+            o["task_id"] = task_id
+        return o
 
     def replace(self, **overrides: Any) -> "TrainConfig":
-        """Copy with fields replaced (validated; unknown keys raise ConfigError)."""
-        _check_keys(overrides)
-        return dataclasses.replace(self, **overrides)
+        """Copy with fields replaced (validated; the loss's fields may be given flat; unknown keys raise
+        ConfigError)."""
+        return dataclasses.replace(self, **_nest_loss(overrides, self.loss))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -188,19 +232,17 @@ class TrainConfig:
         Raises: ConfigError for an unknown preset or key.
         """
         if name not in PRESETS:
-            close = difflib.get_close_matches(name, list(PRESETS), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"unknown preset {name!r}{hint}; known presets: {sorted(PRESETS)}")
-        base = dict(PRESETS[name])
-        _check_keys(overrides)
-        base.update(overrides)
-        return cls.from_dict(base)
+            raise ConfigError(f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; known presets: {sorted(PRESETS)}")
+        base = _nest_loss(PRESETS[name])
+        base.update(_nest_loss(overrides, base.get("loss")))
+        return cls(**base)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
         """Strict construction: unknown keys and wrong types raise ConfigError naming the key.
 
-        A key ``preset`` starts from that preset and overrides it with the other keys.
+        A key ``preset`` starts from that preset and overrides it with the other keys. The loss's fields
+        may be flat keys or a ``loss`` table (a dict).
         """
         if not isinstance(d, dict):
             raise ConfigError(f"a training config must be a table/object, got {type(d).__name__}")
@@ -210,8 +252,7 @@ class TrainConfig:
             if not isinstance(name, str):
                 raise ConfigError(f"preset must be a string, got {name!r}")
             return cls.preset(name, **d)
-        _check_keys(d)
-        return cls(**d)
+        return cls(**_nest_loss(d))
 
     @classmethod
     def from_file(cls, path: str | Path) -> "TrainConfig":
@@ -243,13 +284,38 @@ _ALIASES = {"lr": "learning_rate", "steps": "max_steps", "kl": "kl_coef", "group
             "batch_size": "tasks_per_step", "preset_name": "name", "model": "model_preset"}
 
 
-def _check_keys(d: dict[str, Any]) -> None:
+def _nest_loss(d: dict[str, Any], base: LossConfig | None = None) -> dict[str, Any]:
+    """A copy of config dict `d` with its loss fields (flat keys and/or a ``loss`` table) made into one
+    `LossConfig` under ``loss`` (starting from `base`, flat keys last); unknown keys raise ConfigError."""
     known = [f.name for f in dataclasses.fields(TrainConfig)]
     for k in d:
-        if k not in known:
-            close = [_ALIASES[k]] if k in _ALIASES else difflib.get_close_matches(k, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"unknown config key {k!r}{hint}; known keys: {', '.join(known)}")
+        if k not in known and k not in LOSS_KEYS:
+            hint = f" (did you mean {_ALIASES[k]!r}?)" if k in _ALIASES else did_you_mean(k, known + list(LOSS_KEYS))
+            raise ConfigError(f"unknown config key {k!r}{hint}; known keys: {', '.join(known + list(LOSS_KEYS))}")
+    out = {k: v for k, v in d.items() if k not in LOSS_KEYS}
+    table = out.pop("loss", None)
+    flat = {k: d[k] for k in LOSS_KEYS if k in d}
+    if table is None and not flat:
+        if base is not None:
+            out["loss"] = base
+        return out
+    if isinstance(table, LossConfig):
+        table = dataclasses.asdict(table)
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"loss={table!r}: expected a table (dict) of LossConfig fields, got {type(table).__name__}")
+    fields = {**(dataclasses.asdict(base) if base is not None else {}), **(table or {}), **flat}
+    for k in table or {}:
+        if k not in LOSS_KEYS:
+            raise ConfigError(f"loss.{k}: unknown LossConfig field{did_you_mean(k, LOSS_KEYS)}; known: {list(LOSS_KEYS)}")
+    out["loss"] = LossConfig(**fields)
+    return out
+
+
+def _check_fields(obj: Any) -> None:
+    """Type of every field of dataclass `obj` against its annotation. Raises ConfigError naming it."""
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        _check_type(f.name, getattr(obj, f.name), hints[f.name])
 
 
 def _check_type(key: str, value: Any, hint: Any) -> None:

@@ -38,8 +38,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 from jax.sharding import Mesh, SingleDeviceSharding
+from safetensors import safe_open
+from safetensors.numpy import save_file
 
-from orchestra_jax.config import ModelConfig
+from orchestra_jax.config import ModelConfig, dtype_name
 from orchestra_jax.model import Qwen3
 from orchestra_jax.sharding import RULES, variable_sharding
 
@@ -111,14 +113,12 @@ def _checkpoint_files(path: Path) -> dict[str, Path]:
         weight_map = json.loads(index.read_text())["weight_map"]
         return {k: path / f for k, f in weight_map.items()}
     if single.exists():
-        from safetensors import safe_open
-
         with safe_open(single, "np") as f:
             return {k: single for k in f.keys()}
     raise FileNotFoundError(f"no model.safetensors or model.safetensors.index.json in {path}")
 
 
-def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: str | None = None,
+def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: Any = None,
                        rules: dict[str, Any] = RULES, **config_overrides: Any) -> tuple[Qwen3, ModelConfig]:
     """Load a local Hugging Face Qwen3 checkpoint directory into a sharded `Qwen3`.
 
@@ -127,7 +127,8 @@ def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: str | 
             `model.safetensors.index.json`.
         mesh: place each parameter onto its NamedSharding on this mesh (see
             `orchestra_jax.sharding`); None puts everything on the first device.
-        dtype: parameter storage dtype ("float32", "bfloat16", "float16"); default: the dtype
+        dtype: parameter storage dtype ("float32", "bfloat16", "float16", as a string or a NumPy /
+            JAX dtype such as ``jnp.bfloat16``); default: the dtype
             config.json records (`torch_dtype` / `dtype`), else float32. Converted shard by
             shard while reading.
         **config_overrides: other ModelConfig fields (compute_dtype, remat, ...).
@@ -135,18 +136,17 @@ def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: str | 
         (model, config).
     Raises:
         FileNotFoundError: missing config or weights.
+        ConfigError (a ValueError): an unsupported dtype or config field.
         ValueError: a parameter has no tensor in the checkpoint, a tensor has the wrong shape,
             or a checkpoint tensor was not used (names them).
     """
-    from safetensors import safe_open
-
     path = Path(path)
     if dtype is None and (path / "config.json").exists():
         raw = json.loads((path / "config.json").read_text())
         stored = raw.get("dtype") or raw.get("torch_dtype")
         dtype = stored if stored in ("float32", "bfloat16", "float16") else None
     if dtype is not None:
-        config_overrides.setdefault("param_dtype", dtype)
+        config_overrides.setdefault("param_dtype", dtype_name(dtype))
     config = ModelConfig.from_hf(path, **config_overrides)
     files = _checkpoint_files(path)
     handles: dict[Path, Any] = {}
@@ -224,10 +224,11 @@ def _to_hf(kind: str, x: np.ndarray) -> np.ndarray:
     return x.reshape(-1, x.shape[-1]).T  # out_heads [N, H, D] -> [D, N*H]
 
 
-def hf_state_dict(model: Qwen3, dtype: str | None = None) -> dict[str, Callable[[], np.ndarray]]:
-    """HF tensor name -> thunk producing that tensor (numpy, HF layout) from `model`."""
+def hf_state_dict(model: Qwen3, dtype: Any = None) -> dict[str, Callable[[], np.ndarray]]:
+    """HF tensor name -> thunk producing that tensor (numpy, HF layout) from `model`, in `dtype` (a string
+    or a NumPy / JAX dtype; default: the model's param_dtype)."""
     config = model.config
-    np_dtype = np.dtype(jnp.dtype(dtype or config.param_dtype))
+    np_dtype = np.dtype(jnp.dtype(dtype_name(dtype if dtype is not None else config.param_dtype)))
     out: dict[str, Callable[[], np.ndarray]] = {}
     for name in _param_names(config):
         var = getattr(model, name)
@@ -243,7 +244,7 @@ def hf_state_dict(model: Qwen3, dtype: str | None = None) -> dict[str, Callable[
 
 
 def save_hf_checkpoint(model: Qwen3, config: ModelConfig | None, path: str | Path, *,
-                       dtype: str | None = None, max_shard_bytes: int = 5 * 2**30) -> Path:
+                       dtype: Any = None, max_shard_bytes: int = 5 * 2**30) -> Path:
     """Write `model` as a Hugging Face Qwen3 checkpoint that transformers and vLLM load.
 
     Writes `config.json`, `generation_config.json` (EOS set {151645, 151643}) and
@@ -255,22 +256,22 @@ def save_hf_checkpoint(model: Qwen3, config: ModelConfig | None, path: str | Pat
     shards held by other hosts.
 
     Args:
-        dtype: storage dtype of the written tensors (default: config.param_dtype).
+        dtype: storage dtype of the written tensors, a string or a NumPy / JAX dtype (default:
+            config.param_dtype).
     Returns:
         the directory.
     """
-    from safetensors.numpy import save_file
-
     config = config or model.config
+    dtype = dtype_name(dtype if dtype is not None else config.param_dtype)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    hf_config = config.replace(param_dtype=dtype or config.param_dtype).to_hf_dict()
+    hf_config = config.replace(param_dtype=dtype).to_hf_dict()
     (path / "config.json").write_text(json.dumps(hf_config, indent=2))
     (path / "generation_config.json").write_text(json.dumps(
         {"bos_token_id": 151643, "eos_token_id": [151645, 151643], "do_sample": True,
          "temperature": 0.6, "top_k": 20, "top_p": 0.95}, indent=2))
     thunks = hf_state_dict(model, dtype)
-    itemsize = np.dtype(jnp.dtype(dtype or config.param_dtype)).itemsize
+    itemsize = np.dtype(jnp.dtype(dtype)).itemsize
     sizes = {}
     for name in _param_names(config):
         var = getattr(model, name)

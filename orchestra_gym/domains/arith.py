@@ -1,6 +1,7 @@
 """Bounds on the work of the ``calculate`` tools' arithmetic (one place for both evaluators).
 
-`orchestra_gym.domains.synthetic.core.safe_calculate` (ToolScale) and tau2 retail's ``calculate``
+`orchestra_gym.domains.synthetic.core.safe_calculate` (ToolScale) and tau2's ``calculate``
+(`orchestra_gym.domains.tau2.toolkit.calculate_expression`, retail and airline)
 evaluate a policy-written expression tree node by node with Python's operators. Python integers
 are unbounded, so ``(9999**9999)**999`` would run for minutes; `check_binop` refuses, before the
 operation runs, any integer power or product whose result would exceed `MAX_RESULT_BITS`, and any

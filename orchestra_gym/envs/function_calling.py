@@ -19,6 +19,8 @@ import numpy as np
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
 from orchestra_gym.parsing import render_tool_calls
+from orchestra_gym.pricing import EXPERT_POOL
+from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 from orchestra_gym.users import STOP, TRANSFER, ScriptedUser
@@ -57,10 +59,11 @@ class ModelExpert:
 
 
 def experts_from_models_file(
-    models: Any, names: "list[str] | tuple[str, ...]" = ("expert-1", "expert-2", "expert-3"), cache: Any = None,
+    models: Any, names: "list[str] | tuple[str, ...]" = tuple(EXPERT_POOL), cache: Any = None,
     cache_mode: str = "record-missing",
 ) -> tuple[list[ModelExpert], Any]:
-    """Build real experts from a models file (path or `ModelsConfig`).
+    """Build real experts from a models file (path or `ModelsConfig`); `names` defaults to the expert
+    pool's ids (`orchestra_gym.pricing.EXPERT_POOL`: expert-1..3).
 
     Returns the experts and the pricing schedule with the file's prices (USD per 1M tokens).
     With `cache` (a path or `CallCache`) every expert call goes through the record/replay cache.
@@ -185,8 +188,11 @@ class FunctionCallingEnv(OrchestraEnv):
         info["task_id"] = self.task.id
         return obs, info
 
-    def _preference_tools(self) -> list[str]:
-        return list(self.experts)
+    @property
+    def reward_layout(self) -> RewardLayout:
+        """The reward vector counts the calls of each expert of the pool (paper Sec. 3.2; kept
+        with ``expert_tool=False``, where every count is 0)."""
+        return RewardLayout(tuple(self.experts))
 
     def _expert_spec(self) -> ToolSpec:
         table = "\n".join(

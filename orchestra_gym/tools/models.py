@@ -15,7 +15,6 @@ App. D prices).
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -23,14 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import did_you_mean
 
-__all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "DEFAULT_MODELS_FILE", "MODELS_ENV"]
+__all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "DEFAULT_MODELS_FILE", "MODELS_ENV",
+           "TOOL_CALLING_MODES"]
 
 DEFAULT_MODELS_FILE = Path(__file__).resolve().with_name("models_default.toml")
 MODELS_ENV = "ORCHESTRA_MODELS"  # environment variable naming a models file
 
 _ENTRY_KEYS = {"base_url", "api_key_env", "input_per_m", "output_per_m", "served_name", "timeout_s", "max_retries",
-               "max_concurrency", "sampling"}
+               "max_concurrency", "sampling", "tool_calling"}
+TOOL_CALLING_MODES = ("native", "text")  # how a model acting as the orchestrator calls tools (LLMAgent)
 _DEFAULT_KEYS = {"timeout_s", "max_retries", "max_concurrency"}
 _TOP_KEYS = {"models", "aliases", "defaults"}
 
@@ -53,6 +55,12 @@ class ModelEntry:
         timeout_s: per-attempt HTTP timeout (s). max_retries: retries. max_concurrency: requests
             in flight.
         sampling: default sampling arguments (e.g. ``{"temperature": 0.0}``).
+        tool_calling: how the model calls tools when it is the orchestrator
+            (`orchestra_gym.agents.LLMAgent`): ``"native"`` (the env's tools sent as OpenAI
+            ``tools``, the reply's ``tool_calls`` taken as the action; the server must support
+            function calling, e.g. vLLM with ``--enable-auto-tool-choice --tool-call-parser
+            hermes``) or ``"text"`` (no ``tools`` sent; the reply's text, with Hermes
+            ``<tool_call>`` tags, goes to the env's parser).
     """
 
     id: str
@@ -65,6 +73,7 @@ class ModelEntry:
     max_retries: int = 3
     max_concurrency: int = 16
     sampling: dict[str, Any] = field(default_factory=dict)
+    tool_calling: str = "native"
 
     @property
     def price(self) -> _pricing.ModelPrice | None:
@@ -102,9 +111,7 @@ class ModelsConfig:
         name = model_id
         while name not in self.models:
             if name not in self.aliases:
-                close = difflib.get_close_matches(name, self.ids(), n=3)
-                hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-                raise KeyError(f"unknown model {name!r}{hint} in models file {self.source}; "
+                raise KeyError(f"unknown model {name!r}{did_you_mean(name, self.ids(), n=3)} in models file {self.source}; "
                                f"add [models.{name!r}] or an alias under [aliases]; known: {self.ids()}")
             name = self.aliases[name]
             if name in seen:
@@ -156,9 +163,7 @@ def _err(source: str, where: str, problem: str, fix: str) -> ModelsFileError:
 
 
 def _unknown_key(source: str, where: str, key: str, allowed: set[str]) -> ModelsFileError:
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return _err(source, where, f"unknown key {key!r}{hint}", f"use only {sorted(allowed)}")
+    return _err(source, where, f"unknown key {key!r}{did_you_mean(key, sorted(allowed))}", f"use only {sorted(allowed)}")
 
 
 def _number(source: str, where: str, value: Any, kind: type, positive: bool = False) -> Any:
@@ -233,13 +238,17 @@ def parse_models(data: Any, source: str = "<memory>") -> ModelsConfig:
         served = raw.get("served_name")
         if served is not None and not isinstance(served, str):
             raise _err(source, f"{where}.served_name", f"must be a string, got {served!r}", "quote the name")
+        tool_calling = raw.get("tool_calling", "native")
+        if tool_calling not in TOOL_CALLING_MODES:
+            raise _err(source, f"{where}.tool_calling", f"must be one of {list(TOOL_CALLING_MODES)}, got {tool_calling!r}",
+                       'write tool_calling = "native" (OpenAI tools) or "text" (Hermes <tool_call> tags in the reply)')
         opts = dict(defaults)
         for k in ("timeout_s", "max_retries", "max_concurrency"):
             if k in raw:
                 opts[k] = _number(source, f"{where}.{k}", raw[k], float if k == "timeout_s" else int,
                                   positive=k != "max_retries")
         models[str(mid)] = ModelEntry(id=str(mid), base_url=base_url, api_key_env=key_env, served_name=served,
-                                      sampling=dict(sampling), **prices, **opts)
+                                      sampling=dict(sampling), tool_calling=tool_calling, **prices, **opts)
     aliases_raw = data.get("aliases") or {}
     if not isinstance(aliases_raw, dict):
         raise _err(source, "[aliases]", "must be a table", '"answer-1" = "gpt-5"')

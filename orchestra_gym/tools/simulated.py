@@ -15,11 +15,14 @@ Every draw comes from a NumPy generator seeded with a SHA-256 of (episode seed, 
 request text), so the same seed and the same request give the same reply, usage and latency in
 any process (DESIGN.md Sec. 4: a logical clock keeps ``check_env`` determinism).
 
-The default expert pool is the paper's (`orchestra_gym.pricing.EXPERT_POOL`, shared with the models
-file): expert-1 gpt-5, expert-2 gpt-5-mini, expert-3 Qwen3-32B at their App. D prices, so switching to
-real endpoints keeps what each expert is. The accuracy tables below are
-our assumptions for the simulator (the paper gives no per-category accuracies for its experts); they
-are chosen so that cost and accuracy trade off, which is what an orchestrator must learn.
+The default expert pool (`DEFAULT_EXPERTS`, function-calling envs) is the paper's
+(`orchestra_gym.pricing.EXPERT_POOL`, shared with the models file): expert-1 gpt-5, expert-2
+gpt-5-mini, expert-3 Qwen3-32B at their App. D prices, so switching to real endpoints keeps what
+each expert is. The QA profiles (`QA_PROFILES`, the search / reasoning / answer models of the HLE
+and FRAMES envs, made by `qa_model`) mirror the paper's price ladder (ToolOrchestra Sec. 4 /
+App. D): strong expensive models, mid-priced open models and cheap small ones. The accuracy
+tables below are our assumptions for the simulator (the paper gives no per-category accuracies
+for its experts); they are chosen so that cost and accuracy trade off, which is what an orchestrator must learn.
 """
 
 from __future__ import annotations
@@ -34,7 +37,15 @@ import numpy as np
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.types import Usage
 
-__all__ = ["SimulatedModel", "SimulatedReply", "DEFAULT_EXPERTS", "DIFFICULTIES", "request_rng"]
+__all__ = [
+    "SimulatedModel",
+    "SimulatedReply",
+    "DEFAULT_EXPERTS",
+    "DIFFICULTIES",
+    "QA_PROFILES",
+    "qa_model",
+    "request_rng",
+]
 
 T = TypeVar("T")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -155,3 +166,44 @@ _EXPERT_PROFILES: dict[str, dict[str, Any]] = {
 DEFAULT_EXPERTS: tuple[SimulatedModel, ...] = tuple(
     SimulatedModel(name, model_id, **_EXPERT_PROFILES[name]) for name, model_id in pricing_mod.EXPERT_POOL.items()
 )
+
+
+def _qa_profile(
+    default: tuple[float, float, float],
+    ttft_s: float,
+    decode_tok_s: float,
+    completion_tokens: tuple[int, int],
+    math: tuple[float, float, float] | None = None,
+) -> dict[str, Any]:
+    """`SimulatedModel` keyword arguments: accuracy (easy, medium, hard), for ``"math"`` too if given."""
+    accuracy = {"default": dict(zip(DIFFICULTIES, default))}
+    if math is not None:
+        accuracy["math"] = dict(zip(DIFFICULTIES, math))
+    return {"accuracy": accuracy, "ttft_s": ttft_s, "decode_tok_s": decode_tok_s, "completion_tokens": completion_tokens}
+
+
+# QA simulator profiles per priced model (HLE, FRAMES): accuracy (easy, medium, hard), time to first
+# token (s), decode speed (tokens/s) and completion tokens per call. Our assumptions (the paper
+# reports no per-category accuracies); they keep the paper's ordering (GPT-5 > GPT-5-mini > open
+# models; the math specialists strong on the "math" category only) and make context matter.
+QA_PROFILES: dict[str, dict[str, Any]] = {
+    "gpt-5": _qa_profile((0.95, 0.85, 0.45), 2.0, 50.0, (400, 1500)),
+    "gpt-5-mini": _qa_profile((0.9, 0.75, 0.3), 1.0, 80.0, (300, 1000)),
+    "Qwen/Qwen3-32B": _qa_profile((0.85, 0.65, 0.2), 0.6, 80.0, (200, 800)),
+    "Qwen/Qwen2.5-Coder-32B-Instruct": _qa_profile((0.8, 0.6, 0.2), 0.6, 80.0, (200, 700)),
+    "meta-llama/Llama-3.3-70B-Instruct": _qa_profile((0.8, 0.6, 0.15), 0.6, 70.0, (150, 600)),
+    "Qwen/Qwen2.5-Math-72B-Instruct": _qa_profile((0.6, 0.4, 0.1), 0.7, 60.0, (300, 900), math=(0.95, 0.8, 0.4)),
+    "Qwen/Qwen2.5-Math-7B-Instruct": _qa_profile((0.4, 0.25, 0.05), 0.3, 150.0, (200, 700), math=(0.85, 0.65, 0.25)),
+}
+"""Priced model id -> `SimulatedModel` keyword arguments for the QA envs' simulated models."""
+
+
+def qa_model(name: str, model_id: str) -> SimulatedModel:
+    """The simulated QA model shown to the policy as `name` (``"search-1"``...) for priced `model_id`.
+
+    Raises:
+        KeyError: `model_id` has no profile in `QA_PROFILES` (the message lists the known ids).
+    """
+    if model_id not in QA_PROFILES:
+        raise KeyError(f"no QA simulator profile for model {model_id!r}; known: {sorted(QA_PROFILES)}")
+    return SimulatedModel(name, model_id, **QA_PROFILES[model_id])

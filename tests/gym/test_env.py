@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from orchestra_gym.envs.function_calling import FunctionCallingEnv
+from orchestra_gym.errors import ResetNeeded
 from orchestra_gym.types import Task, ToolCall, ToolResult, ToolSpec
 
 INFO_FLOATS = ("cost_usd", "latency_s", "prompt_tokens", "completion_tokens", "episode_cost_usd",
@@ -102,8 +104,25 @@ def test_malformed_action_is_an_observation_then_truncation():
     assert "could not be executed" in obs and info["step_errors"]
     obs, r, term, trunc, info = env.step("<tool_call>not json</tool_call>")
     assert trunc and not term and info["outcome"] == 0.0 and info["end_reason"] == "too_many_errors"
-    with pytest.raises(RuntimeError, match="episode has ended"):
+    with pytest.raises(ResetNeeded, match=r"episode has ended \(too_many_errors\); call reset\(\)"):
         env.step("<message>hi</message>")
+
+
+def test_step_before_reset_and_after_the_end_raise_reset_needed():
+    """Gymnasium's own exception type (`gymnasium.error.ResetNeeded`), re-exported by `orchestra_gym.errors`."""
+    assert ResetNeeded is gymnasium.error.ResetNeeded
+    env = CounterEnv()
+    with pytest.raises(ResetNeeded, match=r"step\(\) was called before reset\(\)"):
+        env.step("<message>hi</message>")
+    env.reset(seed=0, options={"task_id": 1})
+    env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
+    _, _, term, _, info = env.step(env.oracle_action())
+    assert term and info["end_reason"] == "user_stop"
+    with pytest.raises(ResetNeeded, match=r"episode has ended \(user_stop\)"):
+        env.step(env.oracle_action())
+    env.reset(seed=0, options={"task_id": 1})  # reset makes the env usable again
+    _, _, term, trunc, _ = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
+    assert not term and not trunc
 
 
 def test_unknown_tool_and_bad_arguments_do_not_raise():
@@ -180,3 +199,60 @@ def test_tool_spec_unknown_arguments():
     assert spec.unknown_arguments({"a": 1, "z": 2, "y": 3}) == ["z", "y"]
     assert ToolSpec("g", "d").unknown_arguments({"z": 1}) == []
     assert ToolSpec("h", "d", {"type": "object", "properties": {"a": {}}, "additionalProperties": True}).unknown_arguments({"z": 1}) == []
+
+
+def test_orchestrator_usage_is_reported_apart_and_in_the_totals():
+    from orchestra_gym.types import Usage
+
+    env = CounterEnv()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.add_orchestrator_usage(Usage(1, 1, 0.5, 0.5))
+    env.reset(seed=0, options={"task_id": 3})
+    env.add_orchestrator_usage(Usage(prompt_tokens=100, completion_tokens=10, cost_usd=0.25, latency_s=1.5))
+    env.add_orchestrator_usage(Usage(prompt_tokens=20, completion_tokens=2, cost_usd=0.125, latency_s=0.5))  # adds up
+    _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+    assert (info["orchestrator_cost_usd"], info["orchestrator_latency_s"]) == (0.375, 2.0)
+    assert (info["orchestrator_prompt_tokens"], info["orchestrator_completion_tokens"]) == (120.0, 12.0)
+    expert_cost = info["cost_usd"] - 0.375  # the tools' part
+    assert expert_cost > 0 and info["episode_cost_usd"] == info["cost_usd"]
+    _, _, _, _, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 3}}</tool_call>')  # nothing reported
+    assert info["orchestrator_cost_usd"] == 0.0 and info["episode_orchestrator_cost_usd"] == 0.375
+    assert info["episode_orchestrator_prompt_tokens"] == 120.0 and info["episode_orchestrator_latency_s"] == 2.0
+    assert info["episode_cost_usd"] == pytest.approx(0.375 + expert_cost)
+
+
+def test_orchestrator_error_ends_the_episode_truncated():
+    from orchestra_gym.types import Usage
+
+    env = CounterEnv()
+    env.reset(seed=0, options={"task_id": 3})
+    env.add_orchestrator_usage(Usage(latency_s=3.0), error="model 'x': HTTP 500 after 4 attempts")
+    obs, r, term, trunc, info = env.step("this action is ignored")
+    assert (r, term, trunc) == (0.0, False, True) and info["end_reason"] == "orchestrator_error"
+    assert info["parse_errors"] == 0.0 and info["step_errors"] == ["model 'x': HTTP 500 after 4 attempts"]
+    assert info["episode_latency_s"] == info["episode_orchestrator_latency_s"] == 3.0
+    assert info["reward_vector"][-1] == -3.0 and "orchestrator's model failed" in obs
+    with pytest.raises(ResetNeeded, match="episode has ended"):
+        env.step("more")
+    env.add_orchestrator_usage(Usage(latency_s=9.0), error="late")
+    env.reset(seed=1)  # a report does not outlive its episode
+    _, _, _, trunc, info = env.step('<tool_call>{"name": "add", "arguments": {"n": 1}}</tool_call>')
+    assert not trunc and info["episode_orchestrator_latency_s"] == 0.0
+
+
+def test_preference_in_prompt_states_the_episodes_preference():
+    """Paper Sec. 3.2 / 6.4: the preference vector is an input of the orchestrator (opt-in; default prompt unchanged)."""
+    import orchestra_gym  # noqa: F401
+
+    plain = gymnasium.make("ToolOrchestra-ToolScale-v0", system_prompt="compact")
+    stated = gymnasium.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", preference_in_prompt=True,
+                      preference={"outcome": 1.0, "cost": 0.5})
+    obs0, _ = plain.reset(seed=3)
+    obs1, info = stated.reset(seed=3)
+    line = "User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0"
+    assert line not in obs0 and line in obs1
+    assert stated.unwrapped.messages[0].content.endswith("\n" + line)
+    obs2, _ = stated.reset(seed=3, options={"preference": {"outcome": 1, "latency": 2, "tools": {"expert-2": 0.5}}})
+    assert ("User preference (weights; cost and latency: lower is better): outcome 1, cost 0, latency 2, "
+            "expert-2 0.5") in obs2
+    assert obs1.replace("\n" + line, "") == obs0  # nothing else changes

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.agents import make_agent
 from orchestra_gym.rewards import (
+    RewardLayout,
     group_preference_rewards,
+    is_solved,
     preference_metric,
     preference_scores,
     reward_vector,
     reward_vector_names,
 )
-from orchestra_gym.types import Preference
+from orchestra_gym.types import Preference, ToolSpec
+from tests.conftest import SHARED_DATA
+from tests.gym.tasks.test_hle import synthetic_rows as hle_rows
 
 TOOLS = ["search", "gpt-5", "qwen3-32b"]
 
@@ -258,3 +266,105 @@ def test_preference_metric_validation(v, b, p, needle):
     with pytest.raises(ValueError) as e:
         preference_metric(v, b, p)
     assert needle in str(e.value)
+
+
+# ------------------------------------------------------------------ RewardLayout
+
+
+def test_layout_names_size_and_round_trip():
+    layout = RewardLayout(("search-1", "answer-1"))
+    assert layout.names == ["calls/search-1", "calls/answer-1", "outcome", "-cost_usd", "-latency_s"]
+    assert layout.size == 5 and layout.names == reward_vector_names(["search-1", "answer-1"])
+    assert RewardLayout.from_names(layout.names) == layout
+    assert RewardLayout.from_names(["outcome", "-cost_usd", "-latency_s"]).tools == ()
+    for bad in (["calls/a", "outcome"], ["outcome", "-cost_usd", "-latency_s", "calls/a"], ["x", "outcome", "-cost_usd", "-latency_s"]):
+        with pytest.raises(ValueError, match="do not have the layout"):
+            RewardLayout.from_names(bad)
+    with pytest.raises(ValueError, match="duplicate tool name 'a'"):
+        RewardLayout(("a", "a"))
+    with pytest.raises(ValueError, match="got the string 'abc'"):
+        RewardLayout("abc")  # type: ignore[arg-type]
+
+
+def test_layout_from_tool_specs_models_else_tool_names():
+    enum = {"type": "object", "properties": {"model": {"type": "string", "enum": ["m-1", "m-2"]}}}
+    other = {"type": "object", "properties": {"expert": {"type": "string", "enum": ["m-2", "m-3"]}}}
+    specs = [ToolSpec("search", "", enum, kind="model"), ToolSpec("get", "", kind="read"), ToolSpec("ask", "", other, kind="model")]
+    assert RewardLayout.from_tool_specs(specs).tools == ("m-1", "m-2", "m-3")  # each model once, in order
+    assert RewardLayout.from_tool_specs(specs[1:2] + [ToolSpec("python", "")]).tools == ("get", "python")
+    assert RewardLayout.from_tool_specs([]).tools == ()
+
+
+def test_layout_vector_from_info_finished_and_cut():
+    layout = RewardLayout(("expert-1", "expert-2"))
+    info = {"tool_calls": {"call_expert": 3.0, "expert-1": 2.0, "expert-2": 1.0, "get_order": 4.0},
+            "episode_cost_usd": 0.25, "episode_latency_s": 12.5, "outcome": 1.0}
+    np.testing.assert_array_equal(layout.vector_from_info(info), [2.0, 1.0, 1.0, -0.25, -12.5])
+    cut = {k: v for k, v in info.items() if k != "outcome"}  # an episode stopped before its end
+    np.testing.assert_array_equal(layout.vector_from_info(cut), [2.0, 1.0, 0.0, -0.25, -12.5])
+    np.testing.assert_array_equal(layout.vector_from_info(info, outcome=0.0), [2.0, 1.0, 0.0, -0.25, -12.5])
+    end = layout.end_info(cut, 1.0, {"db": 1.0}, "user_stop")
+    assert list(end) == ["outcome", "solved", "reward_vector", "reward_vector_names", "reward_breakdown", "end_reason"]
+    assert end["solved"] is True and end["reward_vector_names"] == layout.names and end["end_reason"] == "user_stop"
+    assert layout.end_info(cut, 0.5, {}, "answer")["solved"] is False and is_solved(1.0 - 1e-10)
+    with pytest.raises(ValueError, match="outcome = 2.0 must be in"):
+        layout.vector_from_info(info, outcome=2.0)
+
+
+def test_layout_preference_weights_align_with_names():
+    layout = RewardLayout(("expert-1", "expert-2", "expert-3"))
+    w = layout.preference_weights({"tools": {"expert-3": 0.5, "not-counted": 9.0}, "outcome": 1.0, "cost": 0.2})
+    assert w.dtype == np.float64
+    np.testing.assert_array_equal(w, [0.0, 0.0, 0.5, 1.0, 0.2, 0.0])
+    np.testing.assert_array_equal(layout.preference_weights(None), [0, 0, 0, 1.0, 0.0, 0.0])  # Preference() defaults
+    np.testing.assert_array_equal(layout.preference_weights({}), layout.preference_weights(None))
+    np.testing.assert_array_equal(layout.preference_weights(Preference(outcome=2.0, latency=1.0)), [0, 0, 0, 2.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="unknown preference key"):
+        layout.preference_weights({"outcom": 1.0})
+
+
+TAU2 = SHARED_DATA / "tau2"
+EXPERTS = ["expert-1", "expert-2", "expert-3"]
+QA_ALL = ["search-1", "search-2", "search-3", "reasoner-1", "reasoner-2", "reasoner-3",
+          "answer-1", "answer-2", "answer-3", "answer-4", "answer-math-1", "answer-math-2"]
+
+
+def _env_cases(tmp_path):
+    hle = tmp_path / "hle.jsonl"
+    hle.write_text("".join(json.dumps(r) + "\n" for r in hle_rows()), encoding="utf-8")
+    cases = [("ToolOrchestra-ToolScale-v0", {}, None, EXPERTS),
+             ("ToolOrchestra-HLE-v0", {"data_path": str(hle)}, None, QA_ALL),
+             ("ToolOrchestra-HLE-v0", {"data_path": str(hle)}, ["search", "answer"], QA_ALL[:3] + QA_ALL[6:]),
+             ("ToolOrchestra-HLE-v0", {"data_path": str(hle), "mode": "basic"}, None, ["web_search", "local_search", "python", "answer"])]
+    if (TAU2 / "domains" / "retail" / "db.json").is_file():
+        cases += [("ToolOrchestra-Tau2-Mock-v0", {"data_dir": str(TAU2)}, None, EXPERTS),
+                  ("ToolOrchestra-Tau2-Retail-v0", {"data_dir": str(TAU2)}, None, EXPERTS)]
+    return cases
+
+
+def test_env_reward_vector_is_its_layouts_vector(tmp_path):
+    """ToolScale, HLE (both modes, a tool subset) and tau2 (when its data is here): the env's
+    ``reward_layout`` names today's components, and ``info["reward_vector"]`` is the vector built by
+    hand from the final info."""
+    seen = set()
+    for env_id, kwargs, tools, want_tools in _env_cases(tmp_path):
+        env = gym.make(env_id, **kwargs)
+        for agent_name in ("random", "oracle"):
+            for seed in range(2):
+                obs, info = env.reset(seed=seed, options={"tools": tools} if tools else None)
+                layout = env.unwrapped.reward_layout
+                assert list(layout.tools) == want_tools
+                agent = make_agent(agent_name, seed=seed)
+                agent.reset(env, obs, info)
+                done = False
+                while not done:
+                    obs, _, term, trunc, info = env.step(agent.act(obs, info))
+                    done = term or trunc
+                assert info["reward_vector_names"] == [f"calls/{t}" for t in want_tools] + ["outcome", "-cost_usd", "-latency_s"]
+                by_hand = [info["tool_calls"].get(t, 0.0) for t in want_tools] + [
+                    info["outcome"], -info["episode_cost_usd"], -info["episode_latency_s"]]
+                np.testing.assert_array_equal(info["reward_vector"], by_hand)
+                np.testing.assert_array_equal(layout.vector_from_info(info), info["reward_vector"])
+                seen.add((env_id, bool(info["solved"])))
+        env.close()
+    assert ("ToolOrchestra-ToolScale-v0", True) in seen and ("ToolOrchestra-HLE-v0", True) in seen

@@ -177,6 +177,19 @@ def test_budget_truncates_past_cost_and_reports_why():
     )
 
 
+def test_budget_step_after_its_cut_needs_a_reset():
+    env = Budget(gym.make(TOOLSCALE), max_cost_usd=0.02)
+    expert = '<tool_call>{"name": "call_expert", "arguments": {"expert": "expert-1"}}</tool_call>'
+    rewards, info, term, trunc = _play(env, expert, seed=0)
+    assert trunc and info["end_reason"] == "cost_budget"
+    np.testing.assert_array_equal(info["reward_vector"], env.unwrapped.reward_layout.vector_from_info(info))
+    with pytest.raises(gym.error.ResetNeeded, match="cut by the budget; call reset"):
+        env.step(expert)
+    env.reset(seed=0)
+    _, _, term, trunc, info = env.step(expert)
+    assert not term and not trunc and "budget_exceeded" not in info
+
+
 def test_budget_truncates_past_latency():
     env = ToolChoice(Budget(gym.make(TOOLSCALE), max_latency_s=30.0))
     rewards, info, term, trunc = _play(env, 0, seed=0)

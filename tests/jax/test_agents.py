@@ -18,7 +18,10 @@ pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy is not in th
 from flax import nnx  # noqa: E402
 
 from orchestra_jax import rollout as rollout_mod  # noqa: E402
-from orchestra_jax import train  # noqa: E402
+from orchestra_jax import train  # noqa: E402  (run_training, EVAL_TASK_BASE)
+from orchestra_jax.policy import build_tokenizer, make_envs  # noqa: E402
+from orchestra_jax.tokenizer import ChatTokenizer, render_messages  # noqa: E402
+from orchestra_jax.train_step import params_digest  # noqa: E402
 from orchestra_jax.agents import PolicyAgent, load_policy_agent  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 
@@ -52,7 +55,7 @@ def _model(agent: PolicyAgent):
 
 
 def _digest(agent: PolicyAgent) -> str:
-    return train.params_digest(nnx.state(_model(agent), nnx.Param))
+    return params_digest(nnx.state(_model(agent), nnx.Param))
 
 
 def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
@@ -67,7 +70,7 @@ def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
     assert summary["steps"] == 1
     assert _digest(a) == summary["params_sha256"]  # the GRPO checkpoint = the run's final parameters
     assert a.tok.encode("<|im_end|>") == [a.tok.im_end_id]
-    assert a.tok.vocab_size == rollout_mod.ChatTokenizer.from_file(str(out / "tokenizer.json")).vocab_size <= 512
+    assert a.tok.vocab_size == ChatTokenizer.from_file(str(out / "tokenizer.json")).vocab_size <= 512
 
 
 def _trainer_rollout(run, agent, task, seed):
@@ -75,10 +78,10 @@ def _trainer_rollout(run, agent, task, seed):
     from orchestra_jax.sampler import Sampler
 
     out, cfg, _ = run
-    tok = train.build_tokenizer(cfg, out)
+    tok = build_tokenizer(cfg, out)
     sampler = Sampler(_model(agent), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
     return rollout_mod.collect_rollouts(
-        sampler, tok, train._make_envs(cfg, 1), [train._reset_options(cfg, task)], rollouts_per_task=1, seed=seed,
+        sampler, tok, make_envs(cfg, 1), [cfg.reset_options(task)], rollouts_per_task=1, seed=seed,
         max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=0.0, max_turns=cfg.max_turns,
         keep_texts=True,
     )
@@ -106,7 +109,7 @@ def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, whole
     a = greedy_agent
     task = whole_turn_tasks[which]
     seed = 5
-    options = train._reset_options(cfg, task)
+    options = cfg.reset_options(task)
     assert dict(a.reset_options, task_id=task) == options
 
     # the agent in a plain Gymnasium loop, env made and reset as the agent says
@@ -170,12 +173,12 @@ def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greed
     env = gym.make(a.env_id, **a.env_kwargs)
     obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=train.EVAL_TASK_BASE + 3))
     a.reset(env, obs, info)
-    prompt = a.tok.encode(rollout_mod.render_messages(info["new_messages"]))
+    prompt = a.tok.encode(render_messages(info["new_messages"]))
     first = a.act(obs, info)
     assert first == "<tool_call>" or first.startswith("<tool_call>\n")  # 4 tokens of a tool call, no EOS
     obs, _, term, trunc, info = env.step(first)
     assert not (term or trunc) and info["parse_errors"] == 1
-    env_ids = a.tok.encode(rollout_mod.render_messages(
+    env_ids = a.tok.encode(render_messages(
         [m for m in info["new_messages"] if m["role"] != "assistant"], after_assistant=True))
     a.act(obs, info)
     seq = a._state.tokens[0]  # the conversation the policy has seen
@@ -185,3 +188,45 @@ def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greed
     assert seq[p + 4] == a.tok.im_end_id  # the cut turn closed as a finished one would be
     assert seq[p + 5:p + 5 + len(env_ids)] == env_ids
     assert len(seq) == p + 4 + 1 + len(env_ids) + 4
+
+
+def test_orchestra_eval_plays_a_trained_run_in_its_setting(run, tmp_path, capsys):
+    """``orchestra eval --agent policy:RUN_DIR`` (no --env): the run's env, kwargs and reset options, the
+    run's eval temperature; the same texts as a freshly loaded agent in a plain Gymnasium loop."""
+    import json
+
+    import gymnasium as gym
+
+    from orchestra_jax.cli import main
+
+    out, cfg, _ = run
+    summary, traj = tmp_path / "s.json", tmp_path / "t.jsonl"
+    assert main(["eval", "--agent", f"policy:{out}", "--episodes", "2", "--seed", "3", "--output-json", str(summary),
+                 "--trajectories", str(traj), "--no-progress"]) == 0
+    s = json.loads(summary.read_text())
+    assert s["env"] == cfg.env_id and s["agent"] == f"policy:{out}" and s["episodes"] == 2
+    assert s["mean_orchestrator_cost_usd"] == 0.0  # a local policy reports no model usage
+    recs = [json.loads(line) for line in traj.read_text().splitlines()]
+
+    a = load_policy_agent(out, seed=3)  # the run's eval temperature (1.0 here): same PRNG keys as the CLI's agent
+    env = gym.make(a.env_id, **a.env_kwargs)
+    for i, rec in enumerate(recs):
+        obs, info = env.reset(seed=3 + i, options=dict(a.reset_options) or None)
+        a.reset(env, obs, info)
+        texts, done = [], False
+        while not done:
+            texts.append(a.act(obs, info))
+            obs, _, term, trunc, info = env.step(texts[-1])
+            done = term or trunc
+        assert rec["messages"][0] == env.unwrapped.messages[0].to_dict()  # the run's system prompt and tools
+        assert [m["content"] for m in rec["messages"] if m["role"] == "assistant"] == texts
+        assert (rec["end_reason"], rec["turns"]) == (info["end_reason"], info["turn"])
+
+
+def test_orchestra_eval_policy_errors_are_one_line(tmp_path, capsys):
+    from orchestra_jax.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["eval", "--agent", f"policy:{tmp_path}", "--episodes", "1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "train_config.json not found" in err

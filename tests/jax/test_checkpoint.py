@@ -135,3 +135,32 @@ def test_checkpoints_without_digests_still_restore(tmp_path):
     state, meta = Checkpointer(d, async_save=False).restore(None, _state(0))
     assert meta == {"seed": 1} and _same(state, _state(1))
     assert os.path.isdir(d / "1")
+
+
+@pytest.mark.parametrize("as_train_state", [False, True])
+def test_restore_params_verifies_digests_and_falls_back_like_restore(tmp_path, caplog, as_train_state):
+    from orchestra_jax.train_step import TrainState
+
+    def state(s):
+        st = _state(s)
+        return TrainState(st["params"], {}, st["step"], None) if as_train_state else st
+
+    d = tmp_path / "ck"
+    ck = Checkpointer(d, keep=3, async_save=False)
+    for s in (1, 2, 3):
+        ck.save(s, state(s), {"seed": s})
+    ck.close()
+    params, meta = Checkpointer(d, async_save=False).restore_params(None, _state(0)["params"])
+    assert meta == {"seed": 3} and _same(params, _state(3)["params"])
+    data = _files(d / "3" / "state")[-1]  # w_gate: readable, but its digest no longer matches
+    with open(data, "r+b") as f:
+        f.seek(data.stat().st_size // 2)
+        f.write(bytes([0x41]) * 4096)
+    ck = Checkpointer(d, async_save=False)
+    with caplog.at_level(logging.WARNING, logger="orchestra_jax.checkpoint"):
+        params, meta = ck.restore_params(None, _state(0)["params"])
+    assert meta == {"seed": 2} and _same(params, _state(2)["params"]) and ck.damaged_steps == {3}
+    (msg,) = [r.getMessage() for r in caplog.records]
+    assert msg.startswith(f"checkpoint step 3 in {d} is damaged (") and msg.endswith("trying step 2")
+    with pytest.raises(CheckpointError, match=r"checkpoint step 3 in .* is damaged: "):
+        ck.restore_params(3, _state(0)["params"])

@@ -41,7 +41,7 @@ def _dloss_dratio(ratio: float, adv: float, cfg: LossConfig) -> float:
     [(-1.0, 0.5, 0.0), (-1.0, 1.5, 1.0), (1.0, 0.5, -1.0), (1.0, 1.5, 0.0), (1.0, 1.1, -1.0), (-1.0, 0.9, 1.0)],
 )
 def test_gradient_table_eps_0_2(adv, ratio, expected):
-    cfg = LossConfig(clip_eps_low=0.2, clip_eps_high=0.2, dual_clip_c=None, kl_coef=0.0)
+    cfg = LossConfig(clip_eps_low=0.2, clip_eps_high=0.2, dual_clip_c=0.0, kl_coef=0.0)
     assert _dloss_dratio(ratio, adv, cfg) == pytest.approx(expected, abs=1e-6)
 
 
@@ -52,7 +52,7 @@ def test_gradient_table_dual_clip():
     # below c the ordinary clipped gradient (1 for A=-1 above 1+eps) remains
     assert _dloss_dratio(5.0, -1.0, cfg) == pytest.approx(1.0, abs=1e-5)
     # without the dual clip the far-off ratio still pushes
-    no_dual = LossConfig(clip_eps_low=0.2, clip_eps_high=0.2, dual_clip_c=None, kl_coef=0.0)
+    no_dual = LossConfig(clip_eps_low=0.2, clip_eps_high=0.2, dual_clip_c=0.0, kl_coef=0.0)
     assert _dloss_dratio(50.0, -1.0, no_dual) == pytest.approx(1.0, abs=1e-5)
     # loss value at r = 50: c |A| = 10
     lp = jnp.full((1, 1), np.log(50.0), jnp.float32)
@@ -78,7 +78,7 @@ def _np_reference(logp, old, adv, mask, ref, cfg: LossConfig) -> float:
     r = np.exp(lr)
     a = np.asarray(adv, np.float64)[:, None] * np.ones_like(r)
     pg = np.maximum(-a * r, -a * np.clip(r, 1 - cfg.clip_eps_low, 1 + cfg.clip_eps_high))
-    if cfg.dual_clip_c is not None:
+    if cfg.dual_clip_c > 0:
         pg = np.where(a < 0, np.minimum(pg, -a * cfg.dual_clip_c), pg)
     d = np.where(m, logp - ref, 0.0)
     kl = 0.5 * d**2 if cfg.kl_estimator == "k2" else np.clip(np.exp(-d) + d - 1, -10, 10)

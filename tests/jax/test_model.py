@@ -12,7 +12,7 @@ transformers = pytest.importorskip("transformers")
 import jax.numpy as jnp  # noqa: E402
 from flax import nnx  # noqa: E402
 
-from orchestra_jax.config import ModelConfig  # noqa: E402
+from orchestra_jax.config import ConfigError, ModelConfig  # noqa: E402
 from orchestra_jax.model import Qwen3, token_logprobs  # noqa: E402
 from orchestra_jax.weights import load_hf_checkpoint  # noqa: E402
 
@@ -172,7 +172,7 @@ def test_presets_and_config_errors(tmp_path):
             c.intermediate_size, c.vocab_size, c.rope_theta, c.rms_norm_eps,
             c.tie_word_embeddings) == (36, 4096, 32, 8, 128, 12288, 151936, 1e6, 1e-6, False)
     assert ModelConfig.from_preset("qwen3-0.6b").tie_word_embeddings
-    with pytest.raises(KeyError, match="known presets"):
+    with pytest.raises(ConfigError, match=r"unknown model preset 'qwen3-9b' \(did you mean 'qwen3-8b'\?\); known presets"):
         ModelConfig.from_preset("qwen3-9b")
     with pytest.raises(ValueError, match="num_kv_heads"):
         c.replace(num_kv_heads=5)

@@ -41,18 +41,18 @@ WORKER = textwrap.dedent(r'''
 
     from flax import nnx
     from jax.sharding import NamedSharding, PartitionSpec as P
-    from orchestra_jax import grpo, train
-    from tests.jax.test_train import make_batch, tiny_model
+    from orchestra_jax import grpo, train_step
+    from tests.jax.test_train_step import make_batch, tiny_model
 
     mesh = sharding.make_mesh(data=2, fsdp=1, tp=1)
     model = sharding.shard_model(tiny_model(4), mesh)
     graphdef, params = nnx.split(model, nnx.Param)
     assert all(not x.is_fully_addressable for x in jax.tree.leaves(params)) == (mode == "multi")
-    tx = train.make_optimizer(1e-2)
-    state = train.init_state(params, tx, with_reference=False)
-    step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=16), tx, grpo.LossConfig(kl_coef=0.0),
+    tx = train_step.make_optimizer(1e-2)
+    state = train_step.init_state(params, tx, with_reference=False)
+    step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=16), tx, grpo.LossConfig(kl_coef=0.0),
                                 old_logp_source="sampler")
-    batches = [train.split_micro(make_batch(seed), 2) for seed in (10, 11)]  # [M=2, b=4, T] each
+    batches = [train_step.split_micro(make_batch(seed), 2) for seed in (10, 11)]  # [M=2, b=4, T] each
     rows = sharding.batch_sharding(mesh, (8,)).spec  # the row axis split over (data, fsdp)
     shard = {k: NamedSharding(mesh, P(None, *rows)) for k in batches[0]}
     for b in batches:
@@ -63,11 +63,11 @@ WORKER = textwrap.dedent(r'''
         else:
             placed = {k: jax.device_put(v, shard[k]) for k, v in b.items()}
         state, metrics = step(state, placed)
-    leaves = train.gather_params(state.params)
+    leaves = train_step.gather_params(state.params)
     np.savez(sys.argv[2], *leaves)
     init = [np.asarray(x) for x in jax.tree.leaves(nnx.state(tiny_model(4), nnx.Param))]
     moved = max(float(np.abs(x - y).max()) for x, y in zip(leaves, init))
-    out = {"digest": train.params_digest(state.params), "step": int(state.step), "moved": moved,
+    out = {"digest": train_step.params_digest(state.params), "step": int(state.step), "moved": moved,
            "loss": float(metrics["loss"]), "tokens": float(metrics["tokens"])}
     print("RESULT " + json.dumps(out))
 ''')

@@ -11,8 +11,10 @@ from flax import nnx
 
 import orchestra_gym  # noqa: F401  (registers the env ids)
 from orchestra_gym.agents import ExpertAgent, OracleAgent
-from orchestra_jax import rollout, train
-from orchestra_jax.rollout import ChatTokenizer, Trajectory
+from orchestra_jax import batch as batch_mod
+from orchestra_jax import rollout, train_step
+from orchestra_jax.rollout import Trajectory
+from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer, render_messages
 
 model_mod = pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
 config_mod = pytest.importorskip("orchestra_jax.config", reason="the Qwen3 policy (issue 6) is not merged yet")
@@ -37,17 +39,17 @@ def tok() -> ChatTokenizer:
         obs, _ = env.reset(seed=seed)
         texts.append(obs)
     texts.append(CALL)
-    return rollout.build_bpe_tokenizer(texts, vocab_size=512)
+    return build_bpe_tokenizer(texts, vocab_size=512)
 
 
 def _plain_tok() -> ChatTokenizer:
     """A byte-level tokenizer with no merges (for collecting texts before the real one is trained)."""
-    return rollout.build_bpe_tokenizer(["a"], vocab_size=300)
+    return build_bpe_tokenizer(["a"], vocab_size=300)
 
 
 def test_bpe_tokenizer_roundtrip_and_specials(tok):
-    text = rollout.render_messages([{"role": "system", "content": "Serve the user."},
-                                    {"role": "tool", "content": '{"total": 12.5} ünïcode'}])
+    text = render_messages([{"role": "system", "content": "Serve the user."},
+                            {"role": "tool", "content": '{"total": 12.5} ünïcode'}])
     ids = tok.encode(text)
     assert tok.decode(ids) == text
     assert ids[0] == tok.tk.token_to_id("<|im_start|>")
@@ -65,7 +67,7 @@ def test_mask_sums_follow_lengths_not_token_values(tok):
         sampled = [tok.pad_id] * (n - 1) + [9] + [eos]  # n tokens (pad-valued ones included) + EOS
         toks, mask, lp = rollout.trajectory_from_turns(prompt, [(sampled, [-0.5] * (n + 1), [])])
         trajs.append(Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info={}))
-    batch = rollout.to_batch(trajs, np.array([1.0, -1.0, 0.5]), multiple=16)
+    batch = batch_mod.to_batch(trajs, np.array([1.0, -1.0, 0.5]), multiple=16)
     assert batch["tokens"].shape == (3, 16)
     np.testing.assert_array_equal(batch["loss_mask"].sum(1), [3 + 1, 7 + 1, 10 + 1])
     np.testing.assert_array_equal(batch["attention_mask"].sum(1), [4 + 4, 4 + 8, 4 + 11])
@@ -128,6 +130,9 @@ class RecordingSampler:
         self.log.append(("in", [list(a) for a in appended], None))
         return self.inner.extend(state, appended)
 
+    def has_room(self, state, appended, max_new_tokens):
+        return self.inner.has_room(state, appended, max_new_tokens)
+
     def generate(self, state, **kw):
         state, out = self.inner.generate(state, **kw)
         self.log.append(("out", [list(t) for t in out.tokens], [list(x) for x in out.logprobs]))
@@ -146,12 +151,12 @@ def _memorize(model, tok, text: str, steps: int = 80):
         t = rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=seed, max_turns=3,
                                         options=dict(ONLY_EXPERT, task_id=task_id))
         rows.append(t)
-    batch = rollout.to_batch(rows, multiple=64)
+    batch = batch_mod.to_batch(rows, multiple=64)
     graphdef, params = nnx.split(model, nnx.Param)
-    tx = train.make_optimizer(1e-2, weight_decay=0.0)
-    state = train.init_state(params, tx, with_reference=False)
-    step = train.make_sft_step(train.make_logp_fn(graphdef, chunk=64), tx)
-    mb = train.split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, 1)
+    tx = train_step.make_optimizer(1e-2, weight_decay=0.0)
+    state = train_step.init_state(params, tx, with_reference=False)
+    step = train_step.make_sft_step(train_step.make_logp_fn(graphdef, chunk=64), tx)
+    mb = train_step.split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, 1)
     for _ in range(steps):
         state, m = step(state, mb)
     nnx.update(model, state.params)
@@ -168,7 +173,7 @@ def test_token_in_token_out_three_turn_tool_conversation(tok):
     trajs, stats = rollout.collect_rollouts(rec, tok, envs, [dict(ONLY_EXPERT, task_id=task_id)], rollouts_per_task=2,
                                             seed=0, max_new_tokens=40, max_seq_len=2048, temperature=0.0,
                                             max_turns=3, keep_texts=True)
-    batch = rollout.to_batch(trajs)
+    batch = batch_mod.to_batch(trajs)
     for r, t in enumerate(trajs):
         assert t.turns == 3 and t.invalid_turns == 0 and not t.cut
         assert all("call_expert" in x for x in t.texts)
@@ -201,11 +206,11 @@ def test_group_rewards_and_advantages(tok):
     assert len({t.task_id for t in trajs}) == 1
     pref = np.zeros(len(trajs[0].info["reward_vector"]))
     pref[-3], pref[-2] = 1.0, 1.0  # outcome and cost
-    r = rollout.group_rewards(trajs, 4, pref)
+    r = batch_mod.group_rewards(trajs, 4, pref)
     assert r.shape == (1, 4)
     for t, x in zip(trajs, r[0]):
         assert (x == 0.0) == (not t.solved)
-    out = rollout.group_rewards(trajs, 4, None, kind="outcome")
+    out = batch_mod.group_rewards(trajs, 4, None, kind="outcome")
     np.testing.assert_array_equal(out[0], [t.outcome for t in trajs])
 
 
@@ -217,4 +222,35 @@ def test_group_without_a_finished_episode_gets_zero_preference_reward(tok):
         t.info.pop("reward_vector", None)
         t.info["solved"], t.info["outcome"] = False, 0.0
     pref = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0])
-    np.testing.assert_array_equal(rollout.group_rewards(trajs, 2, pref), [[0.0, 0.0]])
+    np.testing.assert_array_equal(batch_mod.group_rewards(trajs, 2, pref), [[0.0, 0.0]])
+
+
+def test_episode_feeds_turns_and_replies_and_cuts_with_a_reason(tok):
+    call = tok.encode(CALL) + [tok.im_end_id]
+    ep = rollout.Episode(prompt=[1, 2, 3], info={})
+    assert ep.length == 3 and ep.active
+    assert ep.feed_turn(call, [-0.1] * len(call), "eos", tok, drop_invalid=True, keep_text=True) == CALL
+    reply = {"new_messages": [{"role": "assistant", "content": CALL}, {"role": "tool", "content": "ok"}]}
+    env_ids = ep.feed_reply(reply, False, False, tok, max_new_tokens=8, max_seq_len=2048)
+    assert env_ids == rollout.env_reply_ids(tok, reply) == tok.encode(
+        render_messages([{"role": "tool", "content": "ok"}], after_assistant=True))
+    assert ep.turns[-1][2] == env_ids and ep.length == 3 + len(call) + len(env_ids) and ep.active
+    # no EOS: the turn is invalid and the episode is cut (whole mask zeroed)
+    assert ep.feed_turn(call[:4], [-0.1] * 4, "length", tok, drop_invalid=True, keep_text=False) is None
+    assert (ep.cut_reason, ep.active, ep.invalid, ep.bad_turns) == ("max_new_tokens", False, [False, True], 1)
+    t = ep.trajectory(group=2, task_id="x-1", reward_names=["calls/call_expert", "outcome", "cost", "latency"])
+    assert t.cut and t.cut_reason == "max_new_tokens" and sum(t.loss_mask) == 0 and (t.group, t.task_id) == (2, "x-1")
+    np.testing.assert_array_equal(t.info["reward_vector"], [0.0, 0.0, -0.0, -0.0])  # the unfinished vector
+    assert t.texts == [CALL] and t.turns == 2
+    # a reply that leaves no room for a full next turn cuts the episode; an invalid action stays in the env
+    ep2 = rollout.Episode(prompt=[1, 2, 3], info={})
+    bad = "<tool_call>\n{bad\n</tool_call>"  # not a valid action: sent to the env, out of the loss
+    ids = tok.encode(bad) + [tok.im_end_id]
+    assert ep2.feed_turn(ids, [0.0] * len(ids), "eos", tok, drop_invalid=True, keep_text=False) == bad
+    assert ep2.invalid == [True] and ep2.bad_turns == 1
+    assert ep2.feed_reply(reply, False, False, tok, max_new_tokens=8, max_seq_len=ep2.length + 8) == []
+    assert ep2.cut_reason == "max_seq_len"
+    ep3 = rollout.Episode(prompt=[1], info={})
+    ep3.feed_turn(call, [0.0] * len(call), "eos", tok, drop_invalid=True, keep_text=False)
+    assert ep3.feed_reply({"reward_vector": [1.0]}, True, False, tok, max_new_tokens=8, max_seq_len=2048) == []
+    assert ep3.terminated and not ep3.active and ep3.cut_reason is None

@@ -112,6 +112,12 @@ def test_cache_limits_and_errors(setup):
     with pytest.raises(ValueError, match="max_cache_len"):
         sampler.prefill([list(range(10, 140))] * 3)
     state = sampler.prefill([list(range(10, 70))] * 3)  # 60 tokens -> 64 slots
+    # room for a block and a full turn: the longest block of 20 tokens takes 32 slots (64 + 32 + 32 <= 128),
+    # one of 40 tokens takes 64 (64 + 64 + 0 <= 128)
+    assert sampler.has_room(state, [[1] * 20, [], [2]], 32)
+    assert not sampler.has_room(state, [[1] * 20, [], [2]], 33)
+    assert sampler.has_room(state, [[1] * 40, [], []], 0) and not sampler.has_room(state, [[1] * 40, [], []], 1)
+    assert sampler.has_room(state, [[], [], []], 64) and not sampler.has_room(state, [[], [], []], 65)
     state, out = sampler.generate(state, 100, temperature=0.0)
     toks, reason = out.tokens[0], out.finish_reasons[0]
     if reason == "eos":

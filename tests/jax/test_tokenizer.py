@@ -1,4 +1,5 @@
-"""Offline Qwen3 tokenizer (token-for-token vs tiktoken) and Qwen3 chat rendering with tools."""
+"""The chat stack (orchestra_jax.tokenizer): the offline Qwen3 tokenizer (token-for-token vs tiktoken) as a
+`ChatTokenizer`, and Qwen3 chat rendering with tools."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_special_tokens_and_eos(tok):
     assert tok.token_to_id("<tool_call>") == 151657 and tok.token_to_id("</tool_call>") == 151658
     assert tok.token_to_id("<tool_response>") == 151665 and tok.token_to_id("</tool_response>") == 151666
     assert tok.token_to_id("<think>") == 151667 and tok.token_to_id("</think>") == 151668
-    assert tok.eos_ids == {151645, 151643}
+    assert set(tok.eos_ids) == {151645, 151643} and tok.eos_ids[0] == 151645  # <|im_end|> first
     assert tok.encode("<tool_call>") == [151657]
     assert tok.decode([151644, 151657], skip_special_tokens=True) == "<tool_call>"
     with pytest.raises(KeyError, match="not in the vocabulary"):

@@ -75,3 +75,39 @@ def test_bad_extension(tmp_path):
     p.write_text("a: 1")
     with pytest.raises(ConfigError, match=r"\.toml or \.json"):
         TrainConfig.from_file(p)
+
+
+def test_loss_config_is_held_inside_and_accepts_flat_keys_or_a_table(tmp_path):
+    c = TrainConfig.preset("tiny-toolscale", clip_eps_high=0.3)
+    assert isinstance(c.loss, LossConfig) and c.loss == LossConfig(clip_eps_high=0.3, kl_coef=0.0)
+    assert (c.kl_coef, c.clip_eps_high) == (0.0, 0.3)  # flat reads, as before
+    assert c.replace(kl_coef=0.5).loss == LossConfig(clip_eps_high=0.3, kl_coef=0.5)
+    p = tmp_path / "run.toml"
+    p.write_text('preset = "tiny-toolscale"\n[loss]\ndual_clip_c = 0.0\naggregation = "dr-grpo"\n')
+    t = TrainConfig.from_file(p)
+    assert (t.dual_clip_c, t.kl_coef, t.aggregation) == (0.0, 0.0, "dr-grpo")  # 0 disables the dual clip
+    assert t.loss_config().max_len == t.max_seq_len  # Dr. GRPO's constant: the run's max_seq_len
+    assert TrainConfig.from_dict(t.to_dict()) == t  # train_config.json round trip (nested "loss")
+    assert TrainConfig.from_dict({"loss": {"kl_coef": 0.2}, "kl_coef": 0.3}).kl_coef == 0.3  # flat keys last
+    with pytest.raises(ConfigError, match=r"loss.kl_cof: unknown LossConfig field \(did you mean 'kl_coef'\?\)"):
+        TrainConfig.from_dict({"loss": {"kl_cof": 0.1}})
+    with pytest.raises(ConfigError, match=r"dual_clip_c=0.5: must be > 1 \(or 0 to disable\)"):
+        TrainConfig.from_dict({"dual_clip_c": 0.5})
+    with pytest.raises(ConfigError, match=r"dual_clip_c=None: expected float"):
+        LossConfig(dual_clip_c=None)  # one convention: 0 disables
+
+
+def test_model_config_errors_are_config_errors_and_dtypes_accept_objects():
+    np = pytest.importorskip("numpy")
+    jnp = pytest.importorskip("jax.numpy")
+    from orchestra_jax.config import ModelConfig, dtype_name
+
+    with pytest.raises(ConfigError, match=r"unknown model preset 'tinny' \(did you mean 'tiny'\?\)"):
+        ModelConfig.from_preset("tinny")
+    with pytest.raises(ConfigError, match=r"model_preset='tinny': unknown \(did you mean 'tiny'\?\)"):
+        TrainConfig(model_preset="tinny")
+    c = ModelConfig.from_preset("tiny", param_dtype=jnp.bfloat16, compute_dtype=np.float32)
+    assert (c.param_dtype, c.compute_dtype) == ("bfloat16", "float32")  # stored as the canonical names
+    assert [dtype_name(d) for d in ("float16", np.dtype("float16"), jnp.float16)] == ["float16"] * 3
+    with pytest.raises(ConfigError, match=r"ModelConfig.param_dtype='float64': unsupported dtype"):
+        ModelConfig.from_preset("tiny", param_dtype="float64")

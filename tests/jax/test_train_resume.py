@@ -31,7 +31,7 @@ keep_checkpoints = 2
 progress_bar = false
 """
 
-RUN = "import sys; from orchestra_jax.train import train_main; sys.exit(train_main(sys.argv[1:]))"
+RUN = "import sys; from orchestra_jax.cli import train_main; sys.exit(train_main(sys.argv[1:]))"
 
 
 def _cmd(cfg: Path, out: Path) -> list[str]:
@@ -91,7 +91,7 @@ def test_kill_mid_save_then_resume_bit_exact(tmp_path):
 
 
 def test_bad_config_fails_before_compute(tmp_path, capsys):
-    from orchestra_jax.train import train_main
+    from orchestra_jax.cli import train_main
 
     cfg = tmp_path / "bad.toml"
     cfg.write_text('preset = "tiny-toolscale"\nlearning_rat = 1e-4\n')

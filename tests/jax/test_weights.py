@@ -14,6 +14,7 @@ transformers = pytest.importorskip("transformers")
 import jax.numpy as jnp  # noqa: E402
 from safetensors.numpy import load_file, save_file  # noqa: E402
 
+from orchestra_jax.config import ConfigError  # noqa: E402
 from orchestra_jax.model import LAYER_PARAMS  # noqa: E402
 from orchestra_jax.weights import load_hf_checkpoint, save_hf_checkpoint  # noqa: E402
 from tests.jax.test_model import hf_logits, make_hf  # noqa: E402
@@ -49,6 +50,10 @@ def test_sharded_index_round_trip_and_bf16(tmp_path):
     assert back.model.embed_tokens.weight.dtype == torch.bfloat16
     m16, c16 = load_hf_checkpoint(tmp_path / "bf16")
     assert c16.param_dtype == "bfloat16" and m16.wq[...].dtype == jnp.bfloat16
+    m32, c32 = load_hf_checkpoint(tmp_path / "bf16", dtype=jnp.float32)  # a JAX dtype object, as JAX users pass
+    assert c32.param_dtype == "float32" and m32.wq[...].dtype == jnp.float32
+    with pytest.raises(ConfigError, match=r"dtype=.*int8.*use one of \('float32', 'bfloat16', 'float16'\)"):
+        load_hf_checkpoint(tmp_path / "bf16", dtype=np.int8)
 
 
 def test_missing_and_unused_tensors_are_errors(tmp_path):

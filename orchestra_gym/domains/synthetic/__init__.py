@@ -20,7 +20,10 @@ replay on a fresh database without an error.
 
 Adding a domain: a module ``orchestra_gym/domains/synthetic/<name without '-'>.py`` that defines
 ``SPEC`` (a `core.DomainSpec`; for the booking shape, ``build_domain(BookingConfig(...))``), and its
-name in `DOMAIN_NAMES`.
+name in `DOMAIN_NAMES`. The booking shape's tools and templates are module-level functions in
+`booking` registered in tables (`booking.BOOKING_TOOLS` by `booking.booking_tool`,
+`booking.BOOKING_TEMPLATES` by `booking.booking_template`); a function added there serves every
+booking domain.
 
 Grading (`SyntheticBackend.grade`), each check 0.0 or 1.0, outcome = their product (all must pass):
 

@@ -7,6 +7,13 @@ catalogue fields and numbers; `build_domain` turns it into a `DomainSpec` with f
 tables, 11 domain tools (+ `calculate`, `transfer_to_human_agents`), the business rules and
 eight task templates. A new domain is one `BookingConfig` (about 30 lines).
 
+The tools and the templates are written once for every booking domain, as module-level functions
+of a `BookingNames` (the domain's table, key and tool names, derived from its nouns): each tool
+function is registered with `booking_tool` (its kind, description, parameters and business
+rules) in `BOOKING_TOOLS`, each template with `booking_template` in `BOOKING_TEMPLATES`;
+`build_domain` binds them to one domain. Descriptions, rules and task texts are templates such as
+``"Cancel a {booking} and refund it to its payment method."`` filled in by `BookingNames.text`.
+
 Tables (names from the config nouns, e.g. railway): ``passengers`` (key ``passenger_id``),
 ``trains`` (``train_id``), ``tickets`` (``ticket_id``; foreign keys to the passenger, the train
 and the payment method), ``payment_methods`` (``payment_method_id``; foreign key to the
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,7 +43,24 @@ from orchestra_gym.domains.synthetic.core import (
     safe_calculate,
 )
 
-__all__ = ["Field", "BookingConfig", "build_domain", "choice", "TEMPLATE_KINDS", "FIRST_NAMES", "LAST_NAMES"]
+__all__ = [
+    "Field",
+    "BookingConfig",
+    "BookingNames",
+    "BookingRule",
+    "BookingTool",
+    "BOOKING_TOOLS",
+    "BOOKING_TEMPLATES",
+    "booking_tool",
+    "booking_template",
+    "build_tools",
+    "build_domain",
+    "choice",
+    "refund_amount",
+    "TEMPLATE_KINDS",
+    "FIRST_NAMES",
+    "LAST_NAMES",
+]
 
 TEMPLATE_KINDS = (
     "lookup", "compute", "conditional_write", "search_and_book", "several_writes", "change_item", "transfer",
@@ -123,27 +148,63 @@ class BookingConfig:
     payment_kinds: tuple[str, ...] = ("credit_card", "gift_card", "debit_card")
 
 
-class _Names:
-    """Table, key and tool names derived from a config's nouns."""
+class BookingNames:
+    """The names and words of one booking domain, derived from its config's nouns.
 
-    def __init__(self, cfg: BookingConfig):
-        c, i, b = cfg.customer, cfg.item, cfg.booking
-        self.C, self.I, self.B, self.P = plural(c), plural(i), plural(b), "payment_methods"
-        self.ck, self.ik, self.bk, self.pk = f"{c}_id", f"{i}_id", f"{b}_id", "payment_method_id"
-        self.cids, self.bids = "payment_method_ids", f"{b}_ids"
-        self.find = f"find_{c}_id_by_email"
-        self.get_c, self.get_i, self.get_b = f"get_{c}_details", f"get_{i}_details", f"get_{b}_details"
-        self.get_p = "get_payment_method_details"
-        self.search = f"search_{plural(i)}"
-        self.book, self.cancel = f"book_{i}", f"cancel_{b}"
-        self.modify, self.change = f"modify_{b}_quantity", f"change_{b}_{i}"
-        self.update = f"update_{c}_{cfg.profile.name}"
-        prefixes = [self.prefix(x) for x in (c, i, b, "payment")]
-        assert len(set(prefixes)) == 4, f"{cfg.name}: id prefixes collide: {prefixes}"
+    Attributes (railway values in brackets):
+        config: the `BookingConfig`.
+        customers, items, bookings, payments: table names (``passengers``, ``trains``,
+            ``tickets``, ``payment_methods``).
+        customer_id, item_id, booking_id, payment_id: their key fields (``passenger_id``, ...).
+        payment_ids, booking_ids: the customer's list fields (``payment_method_ids``, ``ticket_ids``).
+        new_item_id: the argument naming the item a booking moves to (``new_train_id``).
+        find_customer, get_customer, get_item, search_items, get_booking, get_payment, book_item,
+            cancel_booking, modify_quantity, change_item, update_profile: the tool names
+            (``find_passenger_id_by_email``, ..., ``update_passenger_home_station``); each is also
+            the name of the module-level function that implements the tool.
+        words: the nouns as text for descriptions, rules and task texts (see `text`).
+
+    Raises:
+        ValueError: two nouns give the same id prefix (`prefix`), so ids would collide.
+    """
+
+    def __init__(self, config: BookingConfig):
+        customer, item, booking = config.customer, config.item, config.booking
+        self.config = config
+        self.customers, self.items, self.bookings = plural(customer), plural(item), plural(booking)
+        self.payments = "payment_methods"
+        self.customer_id, self.item_id, self.booking_id = f"{customer}_id", f"{item}_id", f"{booking}_id"
+        self.payment_id = "payment_method_id"
+        self.payment_ids, self.booking_ids = "payment_method_ids", f"{booking}_ids"
+        self.new_item_id = f"new_{item}_id"
+        self.find_customer = f"find_{customer}_id_by_email"
+        self.get_customer, self.get_item = f"get_{customer}_details", f"get_{item}_details"
+        self.get_booking, self.get_payment = f"get_{booking}_details", "get_payment_method_details"
+        self.search_items = f"search_{plural(item)}"
+        self.book_item, self.cancel_booking = f"book_{item}", f"cancel_{booking}"
+        self.modify_quantity, self.change_item = f"modify_{booking}_quantity", f"change_{booking}_{item}"
+        self.update_profile = f"update_{customer}_{config.profile.name}"
+        self.words: dict[str, Any] = {
+            "customer": _text(customer), "customers": _text(plural(customer)),
+            "item": _text(item), "items": _text(self.items),
+            "booking": _text(booking), "bookings": _text(self.bookings),
+            "unit": config.unit, "max_quantity": config.max_quantity, "done": config.done_status,
+            "profile": _text(config.profile.name), "profile_field": config.profile.name,
+            "search": " and ".join(_text(f) for f in config.search_fields),
+            "item_fields": ", ".join(f.name for f in config.item_fields),
+        }
+        prefixes = [self.prefix(x) for x in (customer, item, booking, "payment")]
+        if len(set(prefixes)) != 4:
+            raise ValueError(f"BookingConfig {config.name!r}: id prefixes collide: {prefixes}; rename a noun")
 
     @staticmethod
     def prefix(noun: str) -> str:
+        """Id prefix of a noun: its first three letters, upper case (``passenger -> "PAS-"``)."""
         return noun.replace("_", "")[:3].upper() + "-"
+
+    def text(self, template: str, **values: Any) -> str:
+        """`template` with ``{customer}``, ``{item}``, ``{booking}``... (`words`) and `values` filled in."""
+        return template.format(**self.words, **values)
 
 
 def _text(noun: str) -> str:
@@ -155,26 +216,29 @@ def _text(noun: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _tables(cfg: BookingConfig, n: _Names) -> tuple[TableSpec, ...]:
+def _tables(d: BookingNames) -> tuple[TableSpec, ...]:
+    cfg = d.config
     item_fields = {"name": "string", "price": "number", "available": "integer", "status": "string"}
     item_fields.update({f.name: f.type for f in cfg.item_fields})
     return (
         TableSpec(
-            n.C,
-            n.ck,
-            {n.ck: "string", "first_name": "string", "last_name": "string", "email": "string", "tier": "string",
-             cfg.profile.name: cfg.profile.type, n.cids: "array", n.bids: "array"},
-            {n.cids: n.P, n.bids: n.B},
+            d.customers,
+            d.customer_id,
+            {d.customer_id: "string", "first_name": "string", "last_name": "string", "email": "string",
+             "tier": "string", cfg.profile.name: cfg.profile.type, d.payment_ids: "array", d.booking_ids: "array"},
+            {d.payment_ids: d.payments, d.booking_ids: d.bookings},
         ),
-        TableSpec(n.I, n.ik, {n.ik: "string", **item_fields}),
+        TableSpec(d.items, d.item_id, {d.item_id: "string", **item_fields}),
         TableSpec(
-            n.B,
-            n.bk,
-            {n.bk: "string", n.ck: "string", n.ik: "string", "quantity": "integer", "status": "string",
-             "total": "number", n.pk: "string", "date": "string"},
-            {n.ck: n.C, n.ik: n.I, n.pk: n.P},
+            d.bookings,
+            d.booking_id,
+            {d.booking_id: "string", d.customer_id: "string", d.item_id: "string", "quantity": "integer",
+             "status": "string", "total": "number", d.payment_id: "string", "date": "string"},
+            {d.customer_id: d.customers, d.item_id: d.items, d.payment_id: d.payments},
         ),
-        TableSpec(n.P, n.pk, {n.pk: "string", n.ck: "string", "kind": "string", "balance": "number"}, {n.ck: n.C}),
+        TableSpec(d.payments, d.payment_id,
+                  {d.payment_id: "string", d.customer_id: "string", "kind": "string", "balance": "number"},
+                  {d.customer_id: d.customers}),
     )
 
 
@@ -183,56 +247,59 @@ def _keys(rng: np.random.Generator, prefix: str, count: int) -> list[str]:
     return [f"{prefix}{int(x)}" for x in nums]
 
 
-def _generate(cfg: BookingConfig, n: _Names, rng: np.random.Generator) -> Database:
-    n_c, n_i, n_b = int(rng.integers(5, 9)), int(rng.integers(8, 13)), int(rng.integers(10, 17))
+def _generate(d: BookingNames, rng: np.random.Generator) -> Database:
+    cfg = d.config
+    n_customers, n_items, n_bookings = int(rng.integers(5, 9)), int(rng.integers(8, 13)), int(rng.integers(10, 17))
     customers: dict[str, dict[str, Any]] = {}
     payments: dict[str, dict[str, Any]] = {}
-    pay_keys = iter(_keys(rng, n.prefix("payment"), 3 * n_c))
+    payment_keys = iter(_keys(rng, d.prefix("payment"), 3 * n_customers))
     used_names: set[tuple[str, str]] = set()
-    for k in _keys(rng, n.prefix(cfg.customer), n_c):
+    for key in _keys(rng, d.prefix(cfg.customer), n_customers):
         first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         while (first, last) in used_names:
             first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         used_names.add((first, last))
         n_kinds = int(rng.integers(1, min(3, len(cfg.payment_kinds)) + 1))
-        pids = []
+        payment_ids = []
         for j in sorted(rng.choice(len(cfg.payment_kinds), n_kinds, replace=False)):
-            pid = next(pay_keys)
+            payment_id = next(payment_keys)
             balance = float(rng.integers(50, 3000)) + 0.5 * int(rng.integers(2))
-            payments[pid] = {n.pk: pid, n.ck: k, "kind": cfg.payment_kinds[int(j)], "balance": balance}
-            pids.append(pid)
-        customers[k] = {
-            n.ck: k, "first_name": first, "last_name": last,
+            payments[payment_id] = {d.payment_id: payment_id, d.customer_id: key, "kind": cfg.payment_kinds[int(j)],
+                                    "balance": balance}
+            payment_ids.append(payment_id)
+        customers[key] = {
+            d.customer_id: key, "first_name": first, "last_name": last,
             "email": f"{first.lower()}.{last.lower()}{int(rng.integers(10, 99))}@example.com",
             "tier": pick(rng, ("basic", "basic", "premium")), cfg.profile.name: cfg.profile.gen(rng),
-            n.cids: pids, n.bids: [],
+            d.payment_ids: payment_ids, d.booking_ids: [],
         }
     items: dict[str, dict[str, Any]] = {}
     lo, hi = cfg.price_range
-    for j, k in enumerate(_keys(rng, n.prefix(cfg.item), n_i)):
-        rec = {n.ik: k, "name": cfg.item_name(rng, j), "price": round(float(rng.uniform(lo, hi)), 2),
-               "available": int(rng.integers(0, 3 * cfg.max_quantity)),
-               "status": "open" if rng.random() < 0.85 else "closed"}
-        rec.update({f.name: f.gen(rng) for f in cfg.item_fields})
-        items[k] = rec
+    for j, key in enumerate(_keys(rng, d.prefix(cfg.item), n_items)):
+        record = {d.item_id: key, "name": cfg.item_name(rng, j), "price": round(float(rng.uniform(lo, hi)), 2),
+                  "available": int(rng.integers(0, 3 * cfg.max_quantity)),
+                  "status": "open" if rng.random() < 0.85 else "closed"}
+        record.update({f.name: f.gen(rng) for f in cfg.item_fields})
+        items[key] = record
     bookings: dict[str, dict[str, Any]] = {}
     statuses = (PENDING, CONFIRMED, cfg.done_status, CANCELLED)
-    item_keys, cust_keys = list(items), list(customers)
-    for k in sorted(_keys(rng, n.prefix(cfg.booking), n_b)):
-        cid, iid = pick(rng, cust_keys), pick(rng, item_keys)
-        q = int(rng.integers(1, min(4, cfg.max_quantity) + 1))
-        bookings[k] = {
-            n.bk: k, n.ck: cid, n.ik: iid, "quantity": q,
+    item_keys, customer_keys = list(items), list(customers)
+    for key in sorted(_keys(rng, d.prefix(cfg.booking), n_bookings)):
+        customer_id, item_id = pick(rng, customer_keys), pick(rng, item_keys)
+        quantity = int(rng.integers(1, min(4, cfg.max_quantity) + 1))
+        bookings[key] = {
+            d.booking_id: key, d.customer_id: customer_id, d.item_id: item_id, "quantity": quantity,
             "status": statuses[int(rng.choice(4, p=[0.3, 0.3, 0.25, 0.15]))],
-            "total": round(items[iid]["price"] * q, 2), n.pk: pick(rng, customers[cid][n.cids]),
+            "total": round(items[item_id]["price"] * quantity, 2),
+            d.payment_id: pick(rng, customers[customer_id][d.payment_ids]),
             "date": f"2026-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d}",
         }
-        customers[cid][n.bids].append(k)
-    return {n.C: customers, n.I: items, n.B: bookings, n.P: payments}
+        customers[customer_id][d.booking_ids].append(key)
+    return {d.customers: customers, d.items: items, d.bookings: bookings, d.payments: payments}
 
 
 # ---------------------------------------------------------------------------------------------
-# Tools and rules
+# Tools and rules: module-level functions of (names, db, args), registered in BOOKING_TOOLS
 # ---------------------------------------------------------------------------------------------
 
 
@@ -241,385 +308,564 @@ def refund_amount(cfg: BookingConfig, total: float, tier: str) -> float:
     return round(total if tier == "premium" else total * (1.0 - cfg.cancel_fee), 2)
 
 
-def _tools(cfg: BookingConfig, n: _Names) -> tuple[Tool, ...]:
-    B, I, unit, mx = _text(cfg.booking), _text(cfg.item), cfg.unit, cfg.max_quantity
-    Bs, Is = _text(n.B), _text(n.I)
-    search_desc = " and ".join(_text(f) for f in cfg.search_fields)
-    fdesc = {f.name: f.description for f in cfg.item_fields}
+Args = dict[str, Any]
 
-    def get(table: str, key_field: str) -> Callable[[TrackedDB, dict[str, Any]], Any]:
-        return lambda db, a: db.get(table, a[key_field])
 
-    def booking_item(db: TrackedDB, a: dict[str, Any]) -> tuple[dict, dict]:
-        b = db.get(n.B, a[n.bk])
-        return b, db.get(n.I, b[n.ik])
+@dataclass(frozen=True)
+class BookingRule:
+    """A business rule of the booking tools, for any booking domain.
 
-    def payment_of(db: TrackedDB, b: dict) -> dict:
-        return db.get(n.P, b[n.pk])
+    Attributes:
+        text: the policy sentence as a `BookingNames.text` template.
+        violated: ``(names, db, args) -> bool``; True when the call breaks the rule.
+        transfer: the policy sends such a request to a human agent.
+    """
 
-    # --- rule predicates (True = violated) ---
-    def item_closed(db, a):
-        return db.get(n.I, a[n.ik])["status"] != "open"
+    text: str
+    violated: Callable[[BookingNames, TrackedDB, Args], bool]
+    transfer: bool = False
 
-    def too_few(db, a):
-        return a["quantity"] < 1
 
-    def too_many(db, a):
-        return a["quantity"] > mx
+@dataclass(frozen=True)
+class BookingTool:
+    """A registered booking tool (see `booking_tool`)."""
 
-    def not_available(db, a):
-        return db.get(n.I, a[n.ik])["available"] < a["quantity"]
+    function: Callable[[BookingNames, TrackedDB, Args], Any]
+    kind: str
+    description: str
+    params: tuple[str, ...]
+    rules: tuple[BookingRule, ...]
 
-    def foreign_payment(db, a):
-        return db.get(n.P, a[n.pk])[n.ck] != db.get(n.C, a[n.ck])[n.ck]
 
-    def book_unaffordable(db, a):
-        return db.get(n.P, a[n.pk])["balance"] < round(db.get(n.I, a[n.ik])["price"] * a["quantity"], 2)
+BOOKING_TOOLS: dict[str, BookingTool] = {}
+"""Every booking tool, by function name (= its `BookingNames` attribute), in the order the policy
+sees them."""
 
-    def is_done(db, a):
-        return db.get(n.B, a[n.bk])["status"] == cfg.done_status
+BOOKING_TEMPLATES: dict[str, Callable[[BookingNames, np.random.Generator, Database], "Draft | None"]] = {}
+"""Every booking task template, by function name, in draw order."""
 
-    def is_cancelled(db, a):
-        return db.get(n.B, a[n.bk])["status"] == CANCELLED
 
-    def not_open(db, a):
-        return db.get(n.B, a[n.bk])["status"] not in OPEN_STATUSES
+def booking_tool(kind: str, description: str, params: tuple[str, ...], rules: tuple[BookingRule, ...] = ()) -> Callable:
+    """Register the decorated ``(names, db, args) -> result`` function in `BOOKING_TOOLS`.
 
-    def same_quantity(db, a):
-        return db.get(n.B, a[n.bk])["quantity"] == a["quantity"]
+    Args:
+        kind: ``"read"`` or ``"write"`` (tau2 tool kinds).
+        description: the description shown to the policy, a `BookingNames.text` template.
+        params: parameter keys, in order (see `_param`).
+        rules: rules checked, in order, before the function runs (write tools).
 
-    def increase_unavailable(db, a):
-        b, it = booking_item(db, a)
-        return a["quantity"] - b["quantity"] > it["available"]
+    The function is called only after every rule passed, and raises `ToolError` on failure. The
+    registry follows the pattern of tau2-bench's ``@is_tool`` (tools as plain functions gathered
+    into a table by a decorator).
+    """
 
-    def increase_unaffordable(db, a):
-        b, it = booking_item(db, a)
-        extra = round(it["price"] * a["quantity"] - b["total"], 2)
-        return extra > 0 and payment_of(db, b)["balance"] < extra
+    def register(function: Callable[[BookingNames, TrackedDB, Args], Any]) -> Callable:
+        BOOKING_TOOLS[function.__name__] = BookingTool(function, kind, description, params, rules)
+        return function
 
-    def not_pending(db, a):
-        return db.get(n.B, a[n.bk])["status"] != PENDING
+    return register
 
-    def bad_new_item(db, a):
-        b, it = booking_item(db, a)
-        new = db.get(n.I, a[f"new_{n.ik}"])
-        return (new[n.ik] == it[n.ik] or new["status"] != "open"
-                or any(new[f] != it[f] for f in cfg.search_fields))
 
-    def new_unavailable(db, a):
-        b = db.get(n.B, a[n.bk])
-        return db.get(n.I, a[f"new_{n.ik}"])["available"] < b["quantity"]
+def booking_template(function: Callable[[BookingNames, np.random.Generator, Database], "Draft | None"]) -> Callable:
+    """Register the decorated ``(names, rng, db) -> Draft | None`` task template in `BOOKING_TEMPLATES`."""
+    BOOKING_TEMPLATES[function.__name__] = function
+    return function
 
-    def change_unaffordable(db, a):
-        b = db.get(n.B, a[n.bk])
-        extra = round(db.get(n.I, a[f"new_{n.ik}"])["price"] * b["quantity"] - b["total"], 2)
-        return extra > 0 and payment_of(db, b)["balance"] < extra
 
-    def same_profile(db, a):
-        v = a[cfg.profile.name]
-        return (isinstance(v, str) and not v.strip()) or db.get(n.C, a[n.ck])[cfg.profile.name] == v
+def _param(d: BookingNames, key: str) -> tuple[Param, ...]:
+    """The parameter(s) a key of `BookingTool.params` stands for."""
+    cfg = d.config
+    if key == "email":
+        return (Param("email", "string", "The email address."),)
+    if key == "quantity":
+        return (Param("quantity", "integer", f"Number of {cfg.unit}."),)
+    if key == "search_fields":
+        about = {f.name: f.description for f in cfg.item_fields}
+        return tuple(Param(f, "string", about.get(f, f)) for f in cfg.search_fields)
+    if key == "new_item_id":
+        return (Param(d.new_item_id, "string", d.text("The id of the new {item}.")),)
+    if key == "profile":
+        return (Param(cfg.profile.name, cfg.profile.type, cfg.profile.description),)
+    noun = {"customer_id": cfg.customer, "item_id": cfg.item, "booking_id": cfg.booking, "payment_id": "payment"}[key]
+    what = "payment method" if noun == "payment" else _text(noun)
+    return (Param(getattr(d, key), "string", f"The {what} id, e.g. '{d.prefix(noun)}1234'."),)
 
-    group_rule = Rule(
-        f"A single {B} holds at most {mx} {unit}; a request for more than {mx} {unit} is a group request "
-        f"that must be transferred to a human agent.", too_many, transfer=True)
-    min_rule = Rule(f"A {B} holds at least 1 of its {unit}.", too_few)
 
-    # --- implementations (they run after every rule passed) ---
-    def find(db, a):
-        return db.find_one(n.C, "email", a["email"].strip().lower())[n.ck]
+def build_tools(d: BookingNames) -> tuple[Tool, ...]:
+    """The domain's `Tool`s from `BOOKING_TOOLS`: names, texts and parameters from `d`."""
+    tools = []
+    for name, entry in BOOKING_TOOLS.items():
+        rules = tuple(Rule(d.text(r.text), partial(r.violated, d), r.transfer) for r in entry.rules)
+        params = tuple(p for key in entry.params for p in _param(d, key))
+        tools.append(Tool(getattr(d, name), d.text(entry.description), entry.kind, params,
+                          partial(entry.function, d), rules))
+    return tuple(tools)
 
-    def search(db, a):
-        return db.select(n.I, lambda r: all(r[f] == a[f] for f in cfg.search_fields))
 
-    def book(db, a):
-        c, it, p = db.get(n.C, a[n.ck]), db.get(n.I, a[n.ik]), db.get(n.P, a[n.pk])
-        total = round(it["price"] * a["quantity"], 2)
-        key = db.new_key(n.B, n.prefix(cfg.booking))
-        rec = {n.bk: key, n.ck: c[n.ck], n.ik: it[n.ik], "quantity": a["quantity"], "status": CONFIRMED,
-               "total": total, n.pk: p[n.pk], "date": "2026-06-01"}
-        it["available"] -= a["quantity"]
-        p["balance"] = round(p["balance"] - total, 2)
-        c[n.bids].append(key)
-        db.insert(n.B, rec)
-        return {**rec, "charged": money(total)}
+def _booking_and_item(d: BookingNames, db: TrackedDB, args: Args) -> tuple[dict, dict]:
+    booking = db.get(d.bookings, args[d.booking_id])
+    return booking, db.get(d.items, booking[d.item_id])
 
-    def cancel(db, a):
-        b, it = booking_item(db, a)
-        refund = refund_amount(cfg, b["total"], db.get(n.C, b[n.ck])["tier"])
-        p = payment_of(db, b)
-        b["status"] = CANCELLED
-        it["available"] += b["quantity"]
-        p["balance"] = round(p["balance"] + refund, 2)
-        return {**b, "refund": money(refund)}
 
-    def modify(db, a):
-        b, it = booking_item(db, a)
-        p = payment_of(db, b)
-        new_total = round(it["price"] * a["quantity"], 2)
-        delta = round(new_total - b["total"], 2)
-        it["available"] -= a["quantity"] - b["quantity"]
-        p["balance"] = round(p["balance"] - delta, 2)
-        b["quantity"], b["total"] = a["quantity"], new_total
-        return {**b, ("charged" if delta > 0 else "refund"): money(abs(delta))}
+def _payment_of(d: BookingNames, db: TrackedDB, booking: dict) -> dict:
+    return db.get(d.payments, booking[d.payment_id])
 
-    def change(db, a):
-        b, old = booking_item(db, a)
-        new = db.get(n.I, a[f"new_{n.ik}"])
-        p = payment_of(db, b)
-        new_total = round(new["price"] * b["quantity"], 2)
-        delta = round(new_total - b["total"], 2)
-        old["available"] += b["quantity"]
-        new["available"] -= b["quantity"]
-        p["balance"] = round(p["balance"] - delta, 2)
-        b[n.ik], b["total"] = new[n.ik], new_total
-        return {**b, ("charged" if delta > 0 else "refund"): money(abs(delta))}
 
-    def update(db, a):
-        c = db.get(n.C, a[n.ck])
-        c[cfg.profile.name] = a[cfg.profile.name]
-        return c
+# --- rule predicates (True = violated) ---
 
-    cid = Param(n.ck, "string", f"The {_text(cfg.customer)} id, e.g. '{n.prefix(cfg.customer)}1234'.")
-    iid = Param(n.ik, "string", f"The {I} id, e.g. '{n.prefix(cfg.item)}1234'.")
-    bid = Param(n.bk, "string", f"The {B} id, e.g. '{n.prefix(cfg.booking)}1234'.")
-    pid = Param(n.pk, "string", f"The payment method id, e.g. '{n.prefix('payment')}1234'.")
-    qty = Param("quantity", "integer", f"Number of {unit}.")
-    return (
-        Tool(n.find, f"Find a {_text(cfg.customer)}'s id by their email address.", "read",
-             (Param("email", "string", "The email address."),), find),
-        Tool(n.get_c, f"Get a {_text(cfg.customer)}'s profile: name, email, tier, {cfg.profile.name}, "
-             f"payment method ids and {B} ids.", "read", (cid,), get(n.C, n.ck)),
-        Tool(n.get_i, f"Get a {I}'s details: name, price per unit (USD), {unit} available, status, "
-             + ", ".join(f.name for f in cfg.item_fields) + ".", "read", (iid,), get(n.I, n.ik)),
-        Tool(n.search, f"List every {I} with the given {search_desc} (exact match), open or closed.", "read",
-             tuple(Param(f, "string", fdesc.get(f, f)) for f in cfg.search_fields), search),
-        Tool(n.get_b, f"Get a {B}'s details: {_text(cfg.customer)}, {I}, quantity, status, total (USD), payment "
-             "method, date.", "read", (bid,), get(n.B, n.bk)),
-        Tool(n.get_p, "Get a payment method's details: owner, kind, balance (USD).", "read", (pid,),
-             get(n.P, n.pk)),
-        Tool(n.book, f"Book a {I} for a {_text(cfg.customer)}: creates a 'confirmed' {B} and charges price x "
-             "quantity to the payment method.", "write", (cid, iid, qty, pid), book,
-             (Rule(f"Only {Is} with status 'open' can be booked.", item_closed), min_rule, group_rule,
-              Rule(f"The {I} must have at least the requested number of {unit} available.", not_available),
-              Rule(f"The payment method must belong to the {_text(cfg.customer)} making the {B}.", foreign_payment),
-              Rule("The payment method's balance must cover the total (price x quantity).", book_unaffordable))),
-        Tool(n.cancel, f"Cancel a {B} and refund it to its payment method.", "write", (bid,), cancel,
-             (Rule(f"A {B} that is already '{cfg.done_status}' cannot be cancelled or refunded by the agent; a "
-                   f"user who wants a refund for a '{cfg.done_status}' {B} must be transferred to a human agent.",
-                   is_done, transfer=True),
-              Rule(f"A {B} that is already '{CANCELLED}' cannot be cancelled again.", is_cancelled))),
-        Tool(n.modify, f"Change the number of {unit} of a {B}; the price difference is charged to or refunded "
-             "to its payment method.", "write", (bid, qty), modify,
-             (Rule(f"Only {Bs} with status 'pending' or 'confirmed' can be modified.", not_open),
-              min_rule, group_rule,
-              Rule("The new quantity must differ from the current one.", same_quantity),
-              Rule(f"Extra {unit} must be available on the {I}.", increase_unavailable),
-              Rule("The payment method's balance must cover any extra charge.", increase_unaffordable))),
-        Tool(n.change, f"Move a {B} to another {I} with the same {search_desc}; the price difference is charged "
-             "to or refunded to its payment method.", "write",
-             (bid, Param(f"new_{n.ik}", "string", f"The id of the new {I}.")), change,
-             (Rule(f"Only {Bs} with status 'pending' can be moved to another {I}.", not_pending),
-              Rule(f"The new {I} must be a different {I} with status 'open' and the same {search_desc}.",
-                   bad_new_item),
-              Rule(f"The new {I} must have as many {unit} available as the {B} holds.", new_unavailable),
-              Rule("The payment method's balance must cover any extra charge.", change_unaffordable))),
-        Tool(n.update, f"Update a {_text(cfg.customer)}'s {_text(cfg.profile.name)}.", "write",
-             (cid, Param(cfg.profile.name, cfg.profile.type, cfg.profile.description)), update,
-             (Rule(f"The new {_text(cfg.profile.name)} must be non-empty and differ from the current one.",
-                   same_profile),)),
-    )
+
+def item_closed(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.items, args[d.item_id])["status"] != "open"
+
+
+def too_few(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return args["quantity"] < 1
+
+
+def too_many(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return args["quantity"] > d.config.max_quantity
+
+
+def not_available(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.items, args[d.item_id])["available"] < args["quantity"]
+
+
+def foreign_payment(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.payments, args[d.payment_id])[d.customer_id] != db.get(d.customers, args[d.customer_id])[d.customer_id]
+
+
+def book_unaffordable(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    balance = db.get(d.payments, args[d.payment_id])["balance"]
+    return balance < round(db.get(d.items, args[d.item_id])["price"] * args["quantity"], 2)
+
+
+def is_done(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.bookings, args[d.booking_id])["status"] == d.config.done_status
+
+
+def is_cancelled(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.bookings, args[d.booking_id])["status"] == CANCELLED
+
+
+def not_open(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.bookings, args[d.booking_id])["status"] not in OPEN_STATUSES
+
+
+def same_quantity(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.bookings, args[d.booking_id])["quantity"] == args["quantity"]
+
+
+def increase_unavailable(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    booking, item = _booking_and_item(d, db, args)
+    return args["quantity"] - booking["quantity"] > item["available"]
+
+
+def increase_unaffordable(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    booking, item = _booking_and_item(d, db, args)
+    extra = round(item["price"] * args["quantity"] - booking["total"], 2)
+    return extra > 0 and _payment_of(d, db, booking)["balance"] < extra
+
+
+def not_pending(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    return db.get(d.bookings, args[d.booking_id])["status"] != PENDING
+
+
+def bad_new_item(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    booking, item = _booking_and_item(d, db, args)
+    new = db.get(d.items, args[d.new_item_id])
+    return (new[d.item_id] == item[d.item_id] or new["status"] != "open"
+            or any(new[f] != item[f] for f in d.config.search_fields))
+
+
+def new_unavailable(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    booking = db.get(d.bookings, args[d.booking_id])
+    return db.get(d.items, args[d.new_item_id])["available"] < booking["quantity"]
+
+
+def change_unaffordable(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    booking = db.get(d.bookings, args[d.booking_id])
+    extra = round(db.get(d.items, args[d.new_item_id])["price"] * booking["quantity"] - booking["total"], 2)
+    return extra > 0 and _payment_of(d, db, booking)["balance"] < extra
+
+
+def same_profile(d: BookingNames, db: TrackedDB, args: Args) -> bool:
+    value = args[d.config.profile.name]
+    return (isinstance(value, str) and not value.strip()) or db.get(d.customers, args[d.customer_id])[d.config.profile.name] == value
+
+
+AT_LEAST_ONE = BookingRule("A {booking} holds at least 1 of its {unit}.", too_few)
+GROUP_REQUEST = BookingRule(
+    "A single {booking} holds at most {max_quantity} {unit}; a request for more than {max_quantity} {unit} is a "
+    "group request that must be transferred to a human agent.", too_many, transfer=True)
+ENOUGH_BALANCE = "The payment method's balance must cover any extra charge."
+
+# --- tools (they run after every rule passed), in the order the policy lists them ---
+
+
+@booking_tool("read", "Find a {customer}'s id by their email address.", ("email",))
+def find_customer(d: BookingNames, db: TrackedDB, args: Args) -> str:
+    return db.find_one(d.customers, "email", args["email"].strip().lower())[d.customer_id]
+
+
+@booking_tool("read", "Get a {customer}'s profile: name, email, tier, {profile_field}, payment method ids and {booking} ids.",
+              ("customer_id",))
+def get_customer(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    return db.get(d.customers, args[d.customer_id])
+
+
+@booking_tool("read", "Get a {item}'s details: name, price per unit (USD), {unit} available, status, {item_fields}.",
+              ("item_id",))
+def get_item(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    return db.get(d.items, args[d.item_id])
+
+
+@booking_tool("read", "List every {item} with the given {search} (exact match), open or closed.", ("search_fields",))
+def search_items(d: BookingNames, db: TrackedDB, args: Args) -> list:
+    return db.select(d.items, lambda record: all(record[f] == args[f] for f in d.config.search_fields))
+
+
+@booking_tool("read", "Get a {booking}'s details: {customer}, {item}, quantity, status, total (USD), payment method, date.",
+              ("booking_id",))
+def get_booking(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    return db.get(d.bookings, args[d.booking_id])
+
+
+@booking_tool("read", "Get a payment method's details: owner, kind, balance (USD).", ("payment_id",))
+def get_payment(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    return db.get(d.payments, args[d.payment_id])
+
+
+@booking_tool(
+    "write",
+    "Book a {item} for a {customer}: creates a 'confirmed' {booking} and charges price x quantity to the payment method.",
+    ("customer_id", "item_id", "quantity", "payment_id"),
+    (BookingRule("Only {items} with status 'open' can be booked.", item_closed),
+     AT_LEAST_ONE,
+     GROUP_REQUEST,
+     BookingRule("The {item} must have at least the requested number of {unit} available.", not_available),
+     BookingRule("The payment method must belong to the {customer} making the {booking}.", foreign_payment),
+     BookingRule("The payment method's balance must cover the total (price x quantity).", book_unaffordable)),
+)
+def book_item(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    customer = db.get(d.customers, args[d.customer_id])
+    item, payment = db.get(d.items, args[d.item_id]), db.get(d.payments, args[d.payment_id])
+    total = round(item["price"] * args["quantity"], 2)
+    key = db.new_key(d.bookings, d.prefix(d.config.booking))
+    record = {d.booking_id: key, d.customer_id: customer[d.customer_id], d.item_id: item[d.item_id],
+              "quantity": args["quantity"], "status": CONFIRMED, "total": total, d.payment_id: payment[d.payment_id],
+              "date": "2026-06-01"}
+    item["available"] -= args["quantity"]
+    payment["balance"] = round(payment["balance"] - total, 2)
+    customer[d.booking_ids].append(key)
+    db.insert(d.bookings, record)
+    return {**record, "charged": money(total)}
+
+
+@booking_tool(
+    "write", "Cancel a {booking} and refund it to its payment method.", ("booking_id",),
+    (BookingRule("A {booking} that is already '{done}' cannot be cancelled or refunded by the agent; a user who wants "
+                 "a refund for a '{done}' {booking} must be transferred to a human agent.", is_done, transfer=True),
+     BookingRule("A {booking} that is already 'cancelled' cannot be cancelled again.", is_cancelled)),
+)
+def cancel_booking(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    booking, item = _booking_and_item(d, db, args)
+    refund = refund_amount(d.config, booking["total"], db.get(d.customers, booking[d.customer_id])["tier"])
+    payment = _payment_of(d, db, booking)
+    booking["status"] = CANCELLED
+    item["available"] += booking["quantity"]
+    payment["balance"] = round(payment["balance"] + refund, 2)
+    return {**booking, "refund": money(refund)}
+
+
+@booking_tool(
+    "write",
+    "Change the number of {unit} of a {booking}; the price difference is charged to or refunded to its payment method.",
+    ("booking_id", "quantity"),
+    (BookingRule("Only {bookings} with status 'pending' or 'confirmed' can be modified.", not_open),
+     AT_LEAST_ONE,
+     GROUP_REQUEST,
+     BookingRule("The new quantity must differ from the current one.", same_quantity),
+     BookingRule("Extra {unit} must be available on the {item}.", increase_unavailable),
+     BookingRule(ENOUGH_BALANCE, increase_unaffordable)),
+)
+def modify_quantity(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    booking, item = _booking_and_item(d, db, args)
+    payment = _payment_of(d, db, booking)
+    new_total = round(item["price"] * args["quantity"], 2)
+    delta = round(new_total - booking["total"], 2)
+    item["available"] -= args["quantity"] - booking["quantity"]
+    payment["balance"] = round(payment["balance"] - delta, 2)
+    booking["quantity"], booking["total"] = args["quantity"], new_total
+    return {**booking, ("charged" if delta > 0 else "refund"): money(abs(delta))}
+
+
+@booking_tool(
+    "write",
+    "Move a {booking} to another {item} with the same {search}; the price difference is charged to or refunded to "
+    "its payment method.",
+    ("booking_id", "new_item_id"),
+    (BookingRule("Only {bookings} with status 'pending' can be moved to another {item}.", not_pending),
+     BookingRule("The new {item} must be a different {item} with status 'open' and the same {search}.", bad_new_item),
+     BookingRule("The new {item} must have as many {unit} available as the {booking} holds.", new_unavailable),
+     BookingRule(ENOUGH_BALANCE, change_unaffordable)),
+)
+def change_item(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    booking, old = _booking_and_item(d, db, args)
+    new = db.get(d.items, args[d.new_item_id])
+    payment = _payment_of(d, db, booking)
+    new_total = round(new["price"] * booking["quantity"], 2)
+    delta = round(new_total - booking["total"], 2)
+    old["available"] += booking["quantity"]
+    new["available"] -= booking["quantity"]
+    payment["balance"] = round(payment["balance"] - delta, 2)
+    booking[d.item_id], booking["total"] = new[d.item_id], new_total
+    return {**booking, ("charged" if delta > 0 else "refund"): money(abs(delta))}
+
+
+@booking_tool(
+    "write", "Update a {customer}'s {profile}.", ("customer_id", "profile"),
+    (BookingRule("The new {profile} must be non-empty and differ from the current one.", same_profile),),
+)
+def update_profile(d: BookingNames, db: TrackedDB, args: Args) -> dict:
+    customer = db.get(d.customers, args[d.customer_id])
+    customer[d.config.profile.name] = args[d.config.profile.name]
+    return customer
 
 
 # ---------------------------------------------------------------------------------------------
-# Task templates
+# Task templates: module-level functions of (names, rng, db), registered in BOOKING_TEMPLATES
 # ---------------------------------------------------------------------------------------------
 
 
-def _templates(cfg: BookingConfig, n: _Names) -> tuple[Callable[[np.random.Generator, Database], Draft | None], ...]:
-    B, I, unit = _text(cfg.booking), _text(cfg.item), cfg.unit
-    str_fields = [f.name for f in cfg.item_fields if f.type == "string"]
+def _who(d: BookingNames, db: Database, customer_id: str, **extra: str) -> dict[str, str]:
+    """What the user knows about themselves: name, email and `extra`."""
+    customer = db[d.customers][customer_id]
+    return {"name": f"{customer['first_name']} {customer['last_name']}", "email": customer["email"], **extra}
 
-    def who(db: Database, cid: str, **extra: str) -> dict[str, str]:
-        c = db[n.C][cid]
-        return {"name": f"{c['first_name']} {c['last_name']}", "email": c["email"], **extra}
 
-    unknown = f"You do not know your {_text(cfg.customer)} id."
+def _unknown(d: BookingNames) -> str:
+    return d.text("You do not know your {customer} id.")
 
-    def customer_bookings(db: Database, statuses: tuple[str, ...]) -> list[tuple[str, str]]:
-        return [(b[n.ck], k) for k, b in db[n.B].items() if b["status"] in statuses]
 
-    def lookup(rng, db):
-        cands = customer_bookings(db, (PENDING, CONFIRMED, cfg.done_status, CANCELLED))
-        cid, bid = pick(rng, cands)
-        b = db[n.B][bid]
-        it = db[n.I][b[n.ik]]
-        attr = pick(rng, str_fields)
-        return Draft(
-            "lookup",
-            [(n.find, {"email": db[n.C][cid]["email"]}), (n.get_b, {n.bk: bid}), (n.get_i, {n.ik: it[n.ik]})],
-            [str(it[attr]), money(b["total"])],
-            f"You want to know the {_text(attr)} of the {I} on your {B} {bid}, and how much that {B} cost in total.",
-            who(db, cid, **{n.bk: bid}), unknown)
+def _customer_bookings(d: BookingNames, db: Database, statuses: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(customer id, booking id) of every booking with one of `statuses`, in key order."""
+    return [(b[d.customer_id], k) for k, b in db[d.bookings].items() if b["status"] in statuses]
 
-    def total_active(rng, db):
-        cid = pick(rng, sorted(db[n.C]))
-        bids = db[n.C][cid][n.bids]
-        active = [db[n.B][k]["total"] for k in bids if db[n.B][k]["status"] in OPEN_STATUSES]
-        if len(active) < 2:
+
+def _find(d: BookingNames, db: Database, customer_id: str) -> tuple[str, dict[str, Any]]:
+    """The golden first action: find the customer's id by their email."""
+    return (d.find_customer, {"email": db[d.customers][customer_id]["email"]})
+
+
+def _cheapest(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cheapest record by price, or None when there is none or the cheapest is tied."""
+    ranked = sorted(records, key=lambda r: r["price"])
+    if not ranked or (len(ranked) > 1 and ranked[0]["price"] == ranked[1]["price"]):
+        return None
+    return ranked[0]
+
+
+@booking_template
+def lookup(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """The user asks a field of the item on one of their bookings and the booking's total."""
+    customer_id, booking_id = pick(rng, _customer_bookings(d, db, (PENDING, CONFIRMED, d.config.done_status, CANCELLED)))
+    booking = db[d.bookings][booking_id]
+    item = db[d.items][booking[d.item_id]]
+    field_name = pick(rng, [f.name for f in d.config.item_fields if f.type == "string"])
+    return Draft(
+        "lookup",
+        [_find(d, db, customer_id), (d.get_booking, {d.booking_id: booking_id}), (d.get_item, {d.item_id: item[d.item_id]})],
+        [str(item[field_name]), money(booking["total"])],
+        d.text("You want to know the {field} of the {item} on your {booking} {booking_id}, and how much that "
+               "{booking} cost in total.", field=_text(field_name), booking_id=booking_id),
+        _who(d, db, customer_id, **{d.booking_id: booking_id}), _unknown(d))
+
+
+@booking_template
+def total_active(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """The user asks the combined total of their open bookings (needs ``calculate``)."""
+    customer_id = pick(rng, sorted(db[d.customers]))
+    booking_ids = db[d.customers][customer_id][d.booking_ids]
+    active = [db[d.bookings][k]["total"] for k in booking_ids if db[d.bookings][k]["status"] in OPEN_STATUSES]
+    if len(active) < 2:
+        return None
+    expression = " + ".join(money(x) for x in active)
+    return Draft(
+        "compute",
+        [_find(d, db, customer_id), (d.get_customer, {d.customer_id: customer_id})]
+        + [(d.get_booking, {d.booking_id: k}) for k in booking_ids] + [("calculate", {"expression": expression})],
+        [money(round(safe_calculate(expression), 2))],
+        d.text("You want to know the combined total (USD) of all your {bookings} that are still '{pending}' or "
+               "'{confirmed}'.", pending=PENDING, confirmed=CONFIRMED),
+        _who(d, db, customer_id), _unknown(d) + d.text(" You do not remember your {booking} ids."))
+
+
+@booking_template
+def conditional_cancel(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """Cancel an open booking if its total is above a threshold, else remove one unit."""
+    candidates = _customer_bookings(d, db, OPEN_STATUSES)
+    if not candidates:
+        return None
+    customer_id, booking_id = pick(rng, candidates)
+    booking = db[d.bookings][booking_id]
+    threshold = round(booking["total"] * float(rng.uniform(0.5, 1.5)), 0)
+    if abs(threshold - booking["total"]) < 1.0:
+        return None
+    golden = [_find(d, db, customer_id), (d.get_booking, {d.booking_id: booking_id})]
+    if booking["total"] > threshold:
+        golden.append((d.cancel_booking, {d.booking_id: booking_id}))
+        amount = refund_amount(d.config, booking["total"], db[d.customers][customer_id]["tier"])
+    else:
+        if booking["quantity"] < 2:
             return None
-        expr = " + ".join(money(x) for x in active)
-        return Draft(
-            "compute",
-            [(n.find, {"email": db[n.C][cid]["email"]}), (n.get_c, {n.ck: cid})]
-            + [(n.get_b, {n.bk: k}) for k in bids] + [("calculate", {"expression": expr})],
-            [money(round(safe_calculate(expr), 2))],
-            f"You want to know the combined total (USD) of all your {n.B.replace('_', ' ')} that are still "
-            f"'{PENDING}' or '{CONFIRMED}'.",
-            who(db, cid), unknown + f" You do not remember your {B} ids.")
+        golden.append((d.modify_quantity, {d.booking_id: booking_id, "quantity": booking["quantity"] - 1}))
+        price = db[d.items][booking[d.item_id]]["price"]
+        amount = abs(round(round(price * (booking["quantity"] - 1), 2) - booking["total"], 2))
+    return Draft(
+        "conditional_write", golden, [money(amount)],
+        d.text("About your {booking} {booking_id}: if its total is more than {threshold:.0f} USD, cancel it; otherwise "
+               "remove one of its {unit}. Either way, ask how much money you get back.",
+               booking_id=booking_id, threshold=threshold),
+        _who(d, db, customer_id, **{d.booking_id: booking_id}), _unknown(d))
 
-    def conditional_cancel(rng, db):
-        cands = customer_bookings(db, OPEN_STATUSES)
-        if not cands:
-            return None
-        cid, bid = pick(rng, cands)
-        b = db[n.B][bid]
-        threshold = round(b["total"] * float(rng.uniform(0.5, 1.5)), 0)
-        if abs(threshold - b["total"]) < 1.0:
-            return None
-        golden = [(n.find, {"email": db[n.C][cid]["email"]}), (n.get_b, {n.bk: bid})]
-        if b["total"] > threshold:
-            golden.append((n.cancel, {n.bk: bid}))
-            amount = refund_amount(cfg, b["total"], db[n.C][cid]["tier"])
-        else:
-            if b["quantity"] < 2:
-                return None
-            golden.append((n.modify, {n.bk: bid, "quantity": b["quantity"] - 1}))
-            amount = abs(round(round(db[n.I][b[n.ik]]["price"] * (b["quantity"] - 1), 2) - b["total"], 2))
-        return Draft(
-            "conditional_write", golden, [money(amount)],
-            f"About your {B} {bid}: if its total is more than {threshold:.0f} USD, cancel it; otherwise remove "
-            f"one of its {unit}. Either way, ask how much money you get back.",
-            who(db, cid, **{n.bk: bid}), unknown)
 
-    def search_and_book(rng, db):
-        cid = pick(rng, sorted(db[n.C]))
-        c = db[n.C][cid]
-        target = db[n.I][pick(rng, sorted(db[n.I]))]
-        crit = {f: target[f] for f in cfg.search_fields}
-        q = int(rng.integers(1, min(3, cfg.max_quantity) + 1))
-        matches = [r for _, r in sorted(db[n.I].items()) if all(r[f] == v for f, v in crit.items())]
-        ok = sorted((r for r in matches if r["status"] == "open" and r["available"] >= q), key=lambda r: r["price"])
-        if not ok or (len(ok) > 1 and ok[0]["price"] == ok[1]["price"]):
-            return None
-        best = ok[0]
-        total = round(best["price"] * q, 2)
-        pm = pick(rng, c[n.cids])
-        kind = db[n.P][pm]["kind"]
-        golden = [(n.find, {"email": c["email"]}), (n.get_c, {n.ck: cid}), (n.get_p, {n.pk: pm}),
-                  (n.search, crit), (n.book, {n.ck: cid, n.ik: best[n.ik], "quantity": q, n.pk: pm})]
-        crit_text = ", ".join(f"{_text(f)} {v}" for f, v in crit.items())
-        return Draft(
-            "search_and_book", golden, [money(total)],
-            f"You want {q} {unit} on the cheapest open {I} with {crit_text} that has enough {unit} available, "
-            f"paid with your {_text(kind)}. You want to know the total charged.",
-            who(db, cid, payment=_text(kind)), unknown + f" You do not know the {I} ids.")
+@booking_template
+def search_and_book(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """Book the cheapest open item matching the search fields of a random item."""
+    customer_id = pick(rng, sorted(db[d.customers]))
+    customer = db[d.customers][customer_id]
+    target = db[d.items][pick(rng, sorted(db[d.items]))]
+    criteria = {f: target[f] for f in d.config.search_fields}
+    quantity = int(rng.integers(1, min(3, d.config.max_quantity) + 1))
+    matches = [r for _, r in sorted(db[d.items].items()) if all(r[f] == v for f, v in criteria.items())]
+    best = _cheapest([r for r in matches if r["status"] == "open" and r["available"] >= quantity])
+    if best is None:
+        return None
+    total = round(best["price"] * quantity, 2)
+    payment_id = pick(rng, customer[d.payment_ids])
+    kind = db[d.payments][payment_id]["kind"]
+    golden = [(d.find_customer, {"email": customer["email"]}), (d.get_customer, {d.customer_id: customer_id}),
+              (d.get_payment, {d.payment_id: payment_id}), (d.search_items, criteria),
+              (d.book_item, {d.customer_id: customer_id, d.item_id: best[d.item_id], "quantity": quantity,
+                             d.payment_id: payment_id})]
+    return Draft(
+        "search_and_book", golden, [money(total)],
+        d.text("You want {quantity} {unit} on the cheapest open {item} with {criteria} that has enough {unit} "
+               "available, paid with your {kind}. You want to know the total charged.", quantity=quantity,
+               criteria=", ".join(f"{_text(f)} {v}" for f, v in criteria.items()), kind=_text(kind)),
+        _who(d, db, customer_id, payment=_text(kind)), _unknown(d) + d.text(" You do not know the {item} ids."))
 
-    def several_writes(rng, db):
-        opens = customer_bookings(db, OPEN_STATUSES)
-        if not opens:
-            return None
-        cid, bid_a = pick(rng, opens)
-        others = [k for c2, k in opens if c2 == cid and k != bid_a]
-        if not others:
-            return None
-        bid_b = pick(rng, others)
-        b = db[n.B][bid_b]
-        new_q = b["quantity"] - 1 if b["quantity"] >= 2 else b["quantity"] + 1
-        new_v = cfg.profile.gen(rng)
-        c = db[n.C][cid]
-        refund = refund_amount(cfg, db[n.B][bid_a]["total"], c["tier"])
-        golden = [(n.find, {"email": c["email"]}), (n.update, {n.ck: cid, cfg.profile.name: new_v}),
-                  (n.get_b, {n.bk: bid_a}), (n.cancel, {n.bk: bid_a}),
-                  (n.get_b, {n.bk: bid_b}), (n.modify, {n.bk: bid_b, "quantity": new_q})]
-        return Draft(
-            "several_writes", golden, [money(refund)],
-            f"You have three requests: set your {_text(cfg.profile.name)} to {new_v}; cancel your {B} {bid_a} "
-            f"(ask how much is refunded); and change your {B} {bid_b} to {new_q} {unit}.",
-            who(db, cid, **{n.bk: bid_a, f"other_{n.bk}": bid_b, f"new_{cfg.profile.name}": str(new_v)}), unknown)
 
-    def change_item(rng, db):
-        cands = customer_bookings(db, (PENDING,))
-        if not cands:
-            return None
-        cid, bid = pick(rng, cands)
-        b = db[n.B][bid]
-        old = db[n.I][b[n.ik]]
-        crit = {f: old[f] for f in cfg.search_fields}
-        ok = sorted((r for _, r in sorted(db[n.I].items())
-                     if r[n.ik] != old[n.ik] and r["status"] == "open" and r["available"] >= b["quantity"]
-                     and all(r[f] == v for f, v in crit.items())), key=lambda r: r["price"])
-        if not ok or (len(ok) > 1 and ok[0]["price"] == ok[1]["price"]):
-            return None
-        new_total = round(ok[0]["price"] * b["quantity"], 2)
-        golden = [(n.find, {"email": db[n.C][cid]["email"]}), (n.get_b, {n.bk: bid}), (n.get_i, {n.ik: old[n.ik]}),
-                  (n.search, crit), (n.change, {n.bk: bid, f"new_{n.ik}": ok[0][n.ik]})]
-        same = " and ".join(_text(f) for f in cfg.search_fields)
-        return Draft(
-            "change_item", golden, [money(new_total)],
-            f"You want to move your {B} {bid} to the cheapest other open {I} with the same {same}, and to know "
-            "the new total.",
-            who(db, cid, **{n.bk: bid}), unknown)
+@booking_template
+def several_writes(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """Three requests: update the profile, cancel one booking, change another's quantity."""
+    open_bookings = _customer_bookings(d, db, OPEN_STATUSES)
+    if not open_bookings:
+        return None
+    customer_id, cancelled_id = pick(rng, open_bookings)
+    others = [k for c, k in open_bookings if c == customer_id and k != cancelled_id]
+    if not others:
+        return None
+    modified_id = pick(rng, others)
+    modified = db[d.bookings][modified_id]
+    new_quantity = modified["quantity"] - 1 if modified["quantity"] >= 2 else modified["quantity"] + 1
+    new_value = d.config.profile.gen(rng)
+    customer = db[d.customers][customer_id]
+    refund = refund_amount(d.config, db[d.bookings][cancelled_id]["total"], customer["tier"])
+    golden = [(d.find_customer, {"email": customer["email"]}),
+              (d.update_profile, {d.customer_id: customer_id, d.config.profile.name: new_value}),
+              (d.get_booking, {d.booking_id: cancelled_id}), (d.cancel_booking, {d.booking_id: cancelled_id}),
+              (d.get_booking, {d.booking_id: modified_id}),
+              (d.modify_quantity, {d.booking_id: modified_id, "quantity": new_quantity})]
+    return Draft(
+        "several_writes", golden, [money(refund)],
+        d.text("You have three requests: set your {profile} to {new_value}; cancel your {booking} {cancelled_id} "
+               "(ask how much is refunded); and change your {booking} {modified_id} to {new_quantity} {unit}.",
+               new_value=new_value, cancelled_id=cancelled_id, modified_id=modified_id, new_quantity=new_quantity),
+        _who(d, db, customer_id, **{d.booking_id: cancelled_id, f"other_{d.booking_id}": modified_id,
+                                    f"new_{d.config.profile.name}": str(new_value)}), _unknown(d))
 
-    def refund_done(rng, db):
-        cands = customer_bookings(db, (cfg.done_status,))
-        if not cands:
-            return None
-        cid, bid = pick(rng, cands)
-        return Draft(
-            "transfer",
-            [(n.find, {"email": db[n.C][cid]["email"]}), (n.get_b, {n.bk: bid}),
-             ("transfer_to_human_agents",
-              {"summary": f"User asks for a refund of {cfg.done_status} {B} {bid}, which policy does not allow."})],
-            [],
-            f"You want your money back for your {B} {bid}, which is already {cfg.done_status}. Insist if refused; "
-            "accept being transferred to a human agent.",
-            who(db, cid, **{n.bk: bid}), unknown)
 
-    def group_request(rng, db):
-        cid = pick(rng, sorted(db[n.C]))
-        iid = pick(rng, sorted(db[n.I]))
-        q = cfg.max_quantity + int(rng.integers(2, 10))
-        return Draft(
-            "transfer",
-            [(n.find, {"email": db[n.C][cid]["email"]}), (n.get_i, {n.ik: iid}),
-             ("transfer_to_human_agents", {"summary": f"Group request: {q} {unit} on {I} {iid}."})],
-            [],
-            f"You want to book {q} {unit} on {I} {iid} in a single {B}. Accept being transferred to a human agent.",
-            who(db, cid, **{n.ik: iid}), unknown)
+@booking_template
+def change_booking_item(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """Move a pending booking to the cheapest other open item with the same search fields."""
+    candidates = _customer_bookings(d, db, (PENDING,))
+    if not candidates:
+        return None
+    customer_id, booking_id = pick(rng, candidates)
+    booking = db[d.bookings][booking_id]
+    old = db[d.items][booking[d.item_id]]
+    criteria = {f: old[f] for f in d.config.search_fields}
+    best = _cheapest([r for _, r in sorted(db[d.items].items())
+                      if r[d.item_id] != old[d.item_id] and r["status"] == "open" and r["available"] >= booking["quantity"]
+                      and all(r[f] == v for f, v in criteria.items())])
+    if best is None:
+        return None
+    new_total = round(best["price"] * booking["quantity"], 2)
+    golden = [_find(d, db, customer_id), (d.get_booking, {d.booking_id: booking_id}),
+              (d.get_item, {d.item_id: old[d.item_id]}), (d.search_items, criteria),
+              (d.change_item, {d.booking_id: booking_id, d.new_item_id: best[d.item_id]})]
+    return Draft(
+        "change_item", golden, [money(new_total)],
+        d.text("You want to move your {booking} {booking_id} to the cheapest other open {item} with the same {search}, "
+               "and to know the new total.", booking_id=booking_id),
+        _who(d, db, customer_id, **{d.booking_id: booking_id}), _unknown(d))
 
-    return (lookup, total_active, conditional_cancel, search_and_book, several_writes, change_item,
-            refund_done, group_request)
+
+@booking_template
+def refund_done(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """The user wants a refund for a used-up booking: the policy sends them to a human agent."""
+    candidates = _customer_bookings(d, db, (d.config.done_status,))
+    if not candidates:
+        return None
+    customer_id, booking_id = pick(rng, candidates)
+    summary = d.text("User asks for a refund of {done} {booking} {booking_id}, which policy does not allow.",
+                     booking_id=booking_id)
+    return Draft(
+        "transfer",
+        [_find(d, db, customer_id), (d.get_booking, {d.booking_id: booking_id}),
+         ("transfer_to_human_agents", {"summary": summary})],
+        [],
+        d.text("You want your money back for your {booking} {booking_id}, which is already {done}. Insist if refused; "
+               "accept being transferred to a human agent.", booking_id=booking_id),
+        _who(d, db, customer_id, **{d.booking_id: booking_id}), _unknown(d))
+
+
+@booking_template
+def group_request(d: BookingNames, rng: np.random.Generator, db: Database) -> Draft | None:
+    """The user wants more units than one booking may hold: a group request for a human agent."""
+    customer_id = pick(rng, sorted(db[d.customers]))
+    item_id = pick(rng, sorted(db[d.items]))
+    quantity = d.config.max_quantity + int(rng.integers(2, 10))
+    return Draft(
+        "transfer",
+        [_find(d, db, customer_id), (d.get_item, {d.item_id: item_id}),
+         ("transfer_to_human_agents",
+          {"summary": d.text("Group request: {quantity} {unit} on {item} {item_id}.", quantity=quantity, item_id=item_id)})],
+        [],
+        d.text("You want to book {quantity} {unit} on {item} {item_id} in a single {booking}. Accept being transferred "
+               "to a human agent.", quantity=quantity, item_id=item_id),
+        _who(d, db, customer_id, **{d.item_id: item_id}), _unknown(d))
 
 
 def build_domain(cfg: BookingConfig) -> DomainSpec:
     """The `DomainSpec` of a booking-archetype domain (4 tables, 11 domain tools, 8 templates)."""
-    n = _Names(cfg)
+    d = BookingNames(cfg)
     return DomainSpec(
         name=cfg.name,
         title=cfg.title,
-        tables=_tables(cfg, n),
-        generate=lambda rng: _generate(cfg, n, rng),
-        tools=_tools(cfg, n),
-        templates=_templates(cfg, n),
+        tables=_tables(d),
+        generate=partial(_generate, d),
+        tools=build_tools(d),
+        templates=tuple(partial(template, d) for template in BOOKING_TEMPLATES.values()),
         policy_intro=(
-            f"You help {_text(plural(cfg.customer))} with their {_text(n.B)}: look up {_text(n.I)}, book, cancel, "
-            f"change quantities, move a {_text(cfg.booking)} to another {_text(cfg.item)}, and update their "
-            f"{_text(cfg.profile.name)}.",
-            f"First authenticate the {_text(cfg.customer)} by finding their id from their email address, even if "
-            "they give the id. Help only that person.",
-            f"Cancelling a {_text(cfg.booking)} refunds its total to its payment method, minus a "
-            f"{cfg.cancel_fee:.0%} fee for {_text(plural(cfg.customer))} of tier 'basic' ('premium' tier: full "
-            "refund). The refund is returned by the cancel tool; tell the user the amount.",
-            f"New {_text(n.B)} are 'confirmed'; prices are per {cfg.unit.rstrip('s')} in USD.",
+            d.text("You help {customers} with their {bookings}: look up {items}, book, cancel, change quantities, move "
+                   "a {booking} to another {item}, and update their {profile}."),
+            d.text("First authenticate the {customer} by finding their id from their email address, even if they give "
+                   "the id. Help only that person."),
+            d.text("Cancelling a {booking} refunds its total to its payment method, minus a {fee:.0%} fee for "
+                   "{customers} of tier 'basic' ('premium' tier: full refund). The refund is returned by the cancel "
+                   "tool; tell the user the amount.", fee=cfg.cancel_fee),
+            d.text("New {bookings} are 'confirmed'; prices are per {unit_one} in USD.", unit_one=cfg.unit.rstrip("s")),
         ),
     )

@@ -18,7 +18,6 @@ operation completeness); tau2-bench for the tool kinds (read / write / generic),
 from __future__ import annotations
 
 import ast
-import difflib
 import hashlib
 import json
 import math
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from orchestra_gym.domains import arith
+from orchestra_gym.errors import did_you_mean
 from orchestra_gym.types import ToolCall, ToolResult, ToolSpec
 
 __all__ = [
@@ -293,9 +293,7 @@ class Tool:
         by_name = {p.name: p for p in self.params}
         for k in args:
             if k not in by_name:
-                close = difflib.get_close_matches(str(k), list(by_name), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                return f"unexpected argument {k!r} for {self.name!r}{hint}; parameters: {list(by_name)}"
+                return f"unexpected argument {k!r} for {self.name!r}{did_you_mean(k, by_name)}; parameters: {list(by_name)}"
         missing = [p.name for p in self.params if p.required and p.name not in args]
         if missing:
             return f"missing required argument(s) {missing} for {self.name!r}; required: " + str(
@@ -491,9 +489,8 @@ def execute(tools: dict[str, Tool], db: TrackedDB, name: str, arguments: Any) ->
     """
     tool = tools.get(name) if isinstance(name, str) else None
     if tool is None:
-        close = difflib.get_close_matches(str(name), list(tools), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return ToolResult(f"Error: unknown tool {name!r}{hint}; known tools: {', '.join(tools)}", error=True)
+        return ToolResult(f"Error: unknown tool {name!r}{did_you_mean(name, tools)}; known tools: {', '.join(tools)}",
+                          error=True)
     problem = tool.check_arguments(arguments)
     if problem:
         return ToolResult(f"Error: {problem}", error=True)

@@ -1,14 +1,17 @@
-"""tau2-bench domains (``mock``, ``retail``) reimplemented to behave like tau2-bench v0.2.0.
+"""tau2-bench domains (``mock``, ``retail``, ``airline``, ``telecom``) reimplemented to behave like tau2-bench v0.2.0.
 
-- `Tau2Environment`: a domain's database and tools for one episode (replay API).
+- `Tau2Environment`: a domain's database and tools for one episode (replay API); for telecom a
+  `TelecomEnvironment` with the user's own tools and database as well.
 - `evaluate`: tau2's reward rules (DB, COMMUNICATE, ENV_ASSERTION, ACTION, NL_ASSERTION).
-- `Tau2Backend`: the `orchestra_gym.domains.backend.DomainBackend` for function-calling envs.
+- `orchestra_gym.domains.tau2.backend.Tau2Backend`: the `orchestra_gym.domains.backend.DomainBackend`
+  for function-calling envs (import it from its module: it builds tasks with
+  `orchestra_gym.tasks.tau2`, which reads its files through this package, so re-exporting it here
+  would make an import cycle).
 
 Importing this package reads no data; the database is parsed on the first environment.
 """
 
-from orchestra_gym.domains.tau2.backend import Tau2Backend
 from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment
 from orchestra_gym.domains.tau2.evaluation import EvaluationResult, evaluate
 
-__all__ = ["Tau2Environment", "Tau2Backend", "evaluate", "EvaluationResult", "DOMAINS"]
+__all__ = ["Tau2Environment", "evaluate", "EvaluationResult", "DOMAINS"]

@@ -12,8 +12,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from orchestra_gym.domains.tau2.environment import Tau2Environment
+from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment
 from orchestra_gym.domains.tau2.evaluation import Judge, evaluate
+from orchestra_gym.errors import did_you_mean
+from orchestra_gym.tasks.tau2 import load_tau2_tasks
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["Tau2Backend"]
@@ -24,25 +26,26 @@ class Tau2Backend:
 
     Args:
         task: the task (`orchestra_gym.tasks.tau2.load_tau2_tasks`), or a task id of ``domain``.
-        domain: ``"mock"`` or ``"retail"``; default ``task.domain``.
+        domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
         data_dir: tau2 data folder (see `Tau2Environment`).
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
 
     Attributes:
         task, tools (`ToolSpec` list in tau2's order, kinds read / write / generic; includes
-        ``transfer_to_human_agents``), policy (markdown), env (the live `Tau2Environment`).
+        ``transfer_to_human_agents``), policy (markdown), env (the live `Tau2Environment`),
+        user_tools (the user's own tools as `ToolSpec`s in dual-control domains (telecom); else []).
     """
 
     def __init__(self, task: Task | str, domain: str | None = None,
                  data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None):
         if isinstance(task, str):
             if domain is None:
-                raise ValueError("Tau2Backend(task_id, ...) needs domain= ('mock' or 'retail')")
-            from orchestra_gym.tasks.tau2 import load_tau2_tasks
-
-            found = [t for t in load_tau2_tasks(domain, data_dir) if t.id == task]
+                raise ValueError(f"Tau2Backend(task_id, ...) needs domain= (one of {list(DOMAINS)})")
+            tasks = load_tau2_tasks(domain, data_dir)
+            found = [t for t in tasks if t.id == task]
             if not found:
-                raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}")
+                raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}"
+                                 f"{did_you_mean(task, [t.id for t in tasks], n=3)}")
             task = found[0]
         self.task: Task = task
         self.domain = domain or task.domain
@@ -51,9 +54,13 @@ class Tau2Backend:
         self.env = Tau2Environment.from_task(task, self.domain, data_dir)
         self.tools: list[ToolSpec] = self.env.tool_specs()
         self.policy: str = self.env.policy
+        user_specs = getattr(self.env, "user_tool_specs", None)
+        self.user_tools: list[ToolSpec] = user_specs() if user_specs is not None else []
 
     def call_tool(self, name: str, arguments: dict[str, Any], requestor: str = "assistant") -> ToolResult:
-        """Run a domain tool on the episode's database; content and error exactly as tau2. Never raises."""
+        """Run a domain tool on the episode's database(s); content and error exactly as tau2. Never raises.
+
+        ``requestor="user"`` runs one of the user's own tools (dual control)."""
         if not isinstance(name, str):
             return ToolResult(content=f"Error: Tool '{name}' not found.", error=True, metadata={"tool_type": None})
         return self.env.call_tool(name, arguments, requestor)
@@ -61,7 +68,7 @@ class Tau2Backend:
     def grade(
         self,
         agent_messages: list[str],
-        trajectory: list[ToolCall],
+        trajectory: Sequence[ToolCall | dict[str, Any]],
         *,
         termination: str | None = None,
         transcript: Sequence[Message | dict[str, Any]] | None = None,

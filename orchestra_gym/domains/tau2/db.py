@@ -14,8 +14,10 @@ field order and defaults of tau2's pydantic models (see `Schema`), so that rende
 
 Hash (tau2 v0.2.0 ``get_db_hash``, as defined in the reference README):
 ``sha256(json.dumps(db.model_dump(), sort_keys=True, default=str).encode("utf-8")).hexdigest()``.
-`CowDB.hash` builds exactly that string from per-record fragments cached on the snapshot, so a
-hash costs one string join and one SHA-256 instead of a full re-serialisation.
+`CowDB.hash` feeds SHA-256 exactly those bytes: the snapshot's tables are cached as canonical bytes
+with each record's span, and only the records this episode wrote are re-serialised and spliced in,
+so a hash costs one SHA-256 pass instead of a full re-serialisation (an untouched view reuses the
+snapshot's hash).
 """
 
 from __future__ import annotations
@@ -152,7 +154,8 @@ class Snapshot:
     """An immutable, normalised database (never mutated after construction).
 
     Attributes:
-        tables: table name -> {key: record}; the top-level values of the database object.
+        tables: table name -> {key: record} (or a list of records); the top-level values of the
+            database object.
         path: file it was read from (or None).
     """
 
@@ -165,14 +168,18 @@ class Snapshot:
         self.tables: dict[str, Any] = {}
         for name, value in data.items():
             sch = tables.get(name)
-            if sch is not None:
+            if sch is not None and isinstance(value, list):  # a list of records (telecom)
+                value = [sch.normalise(v) for v in value]
+            elif sch is not None:
                 value = {k: sch.normalise(v) for k, v in value.items()}
             self.tables[name] = value
         self._fragments: dict[str, dict[str, str]] = {}
         self._table_json: dict[str, str] = {}
+        self._table_bytes: dict[str, tuple[bytes, dict[Any, tuple[int, int]]]] = {}
         self._lock = threading.Lock()
         self._record_ids: set[int] | None = None
         self._rendered: dict[int, str] = {}
+        self._hash: str | None = None
 
     def rendered(self, record: Any) -> str | None:
         """``json.dumps(record, default=str)`` of a snapshot record, cached; None for other objects.
@@ -190,6 +197,12 @@ class Snapshot:
         s = _RENDER(record)
         self._rendered[key] = s
         return s
+
+    def pristine_hash(self) -> str:
+        """tau2's hash of the snapshot itself (computed once)."""
+        if self._hash is None:
+            self._hash = CowDB(self).hash_uncached()
+        return self._hash
 
     def is_table(self, name: str) -> bool:
         return isinstance(self.tables.get(name), dict)
@@ -216,6 +229,25 @@ class Snapshot:
                 s = canonical_json(value)
             self._table_json[table] = s
         return s
+
+    def table_index(self, table: str) -> tuple[bytes, dict[Any, tuple[int, int]]]:
+        """A table's canonical JSON as bytes and each record's ``(start, end)`` span in it (cached).
+
+        The span covers the record's fragment (``'"key": <record>'``), so a hash can splice new
+        fragments between untouched byte ranges without rebuilding the table.
+        """
+        hit = self._table_bytes.get(table)
+        if hit is None:
+            text = self.table_json(table)
+            spans: dict[Any, tuple[int, int]] = {}
+            pos = 1  # after "{"
+            for k in sorted(self.tables[table]):
+                n = len(self.fragment(table, k))  # ASCII (ensure_ascii), so characters == bytes
+                spans[k] = (pos, pos + n)
+                pos += n + 2  # ", "
+            hit = (text.encode("ascii"), spans)
+            self._table_bytes[table] = hit
+        return hit
 
 
 _CACHE: dict[tuple[str, int, int, str], Snapshot] = {}
@@ -386,8 +418,42 @@ class CowDB:
         return "{" + ", ".join(parts) + "}"
 
     def hash(self) -> str:
-        """tau2 v0.2.0's database hash (SHA-256 hex of the canonical JSON, UTF-8)."""
-        return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
+        """tau2 v0.2.0's database hash (SHA-256 hex of the canonical JSON, UTF-8); cached for an untouched view."""
+        if not self.scalars and not any(self.overlay.values()):
+            return self.snapshot.pristine_hash()
+        return self.hash_uncached()
+
+    def hash_uncached(self) -> str:
+        """`hash` computed every time: SHA-256 fed with the snapshot's cached table bytes, the touched
+        records' new fragments spliced in between (equal to hashing `canonical`)."""
+        snap = self.snapshot
+        h = hashlib.sha256(b"{")
+        for i, name in enumerate(sorted(snap.tables)):
+            h.update(f"{', ' if i else ''}{json.dumps(name)}: ".encode("ascii"))
+            ov = self.overlay.get(name)
+            if name in self.scalars:
+                h.update(canonical_json(self.scalars[name]).encode("ascii"))
+            elif not snap.is_table(name):
+                h.update(snap.table_json(name).encode("ascii"))
+            elif not ov:
+                h.update(snap.table_index(name)[0])
+            else:
+                data, spans = snap.table_index(name)
+                if any(k not in spans for k in ov):  # records added: rebuild this table's text
+                    base = snap.tables[name]
+                    h.update(("{" + ", ".join(
+                        f"{json.dumps(k)}: {canonical_json(ov[k])}" if k in ov else snap.fragment(name, k)
+                        for k in sorted(set(base).union(ov))) + "}").encode("ascii"))
+                    continue
+                view, pos = memoryview(data), 0
+                for key in sorted(ov, key=lambda k: spans[k][0]):
+                    start, end = spans[key]
+                    h.update(view[pos:start])
+                    h.update(f"{json.dumps(key)}: {canonical_json(ov[key])}".encode("ascii"))
+                    pos = end
+                h.update(view[pos:])
+        h.update(b"}")
+        return h.hexdigest()
 
     def same_state(self, other: "CowDB") -> bool:
         """True iff ``self.hash() == other.hash()`` (without hashing when both share a snapshot).

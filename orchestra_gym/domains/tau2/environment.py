@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestra_gym.domains.tau2 import data
+from orchestra_gym.errors import did_you_mean
 from orchestra_gym.domains.tau2.db import CowDB, Schema, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit
 from orchestra_gym.types import ToolResult, ToolSpec
@@ -24,29 +25,40 @@ __all__ = ["Tau2Environment", "DOMAINS", "DomainSpec", "get_domain"]
 
 @dataclass(frozen=True)
 class DomainSpec:
-    """A tau2 domain: its toolkit class and the data model of its database tables."""
+    """A tau2 domain: its toolkit class and the data model of its database tables.
+
+    ``environment``: ``"module:Class"`` of a `Tau2Environment` subclass that `Tau2Environment(domain)`
+    builds instead (dual-control domains with user tools: telecom), imported on first use (so this
+    module never imports it); None for the plain environment.
+    """
 
     name: str
     toolkit: type[Tau2Toolkit]
     tables: dict[str, Schema]
+    environment: str | None = None
 
 
 def _domains() -> dict[str, DomainSpec]:
+    from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
+    from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomTools
 
     return {
         "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
         "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
+        "airline": DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
+        "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES,
+                              "orchestra_gym.domains.tau2.telecom_env:TelecomEnvironment"),
     }
 
 
-DOMAINS: tuple[str, ...] = ("mock", "retail")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom")
 _SPECS: dict[str, DomainSpec] = {}
 
 
 def get_domain(domain: str) -> DomainSpec:
-    """The `DomainSpec` of ``"mock"`` or ``"retail"``.
+    """The `DomainSpec` of a domain in `DOMAINS`.
 
     Raises:
         ValueError: unknown domain (the message lists the known ones).
@@ -63,12 +75,15 @@ _KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "gener
 
 
 class Tau2Environment:
-    """A tau2 domain (``mock`` or ``retail``) with a fresh database, optionally at a task's initial state.
+    """A tau2 domain (``mock``, ``retail``, ``airline``, ``telecom``) with a fresh database, optionally at a task's initial state.
+
+    ``Tau2Environment("telecom", ...)`` returns a `orchestra_gym.domains.tau2.telecom_env.TelecomEnvironment`
+    (the domain's ``DomainSpec.environment``), which adds the user's tools and database.
 
     Args:
-        domain: ``"mock"`` or ``"retail"``.
-        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR`` or
-            ``<repo>/../shared/data/tau2``.
+        domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"``.
+        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
+            installed tau2 distribution's data (`orchestra_gym.domains.tau2.data.data_dir`).
         task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:
             ``initialization_data`` (deep-merged into the database), then ``initialization_actions``
             (toolkit functions run directly), then every tool call of ``message_history`` replayed
@@ -82,6 +97,16 @@ class Tau2Environment:
     Attributes:
         domain, task_id, tools (the toolkit, whose ``db`` is a `CowDB`), policy (markdown str).
     """
+
+    def __new__(cls, domain: str = "", *args: Any, **kwargs: Any) -> "Tau2Environment":
+        if cls is Tau2Environment and domain:
+            custom = get_domain(domain).environment
+            if custom is not None:
+                import importlib
+
+                module, name = custom.split(":")
+                cls = getattr(importlib.import_module(module), name)
+        return super().__new__(cls)
 
     def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None):
         self.spec = get_domain(domain)
@@ -129,9 +154,10 @@ class Tau2Environment:
             for s in self.tools.openai_schemas()
         ]
 
-    def tool_type(self, name: str) -> str | None:
-        """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool."""
-        return self.tools.tool_type(name)
+    def tool_type(self, name: str, requestor: str = "assistant") -> str | None:
+        """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool
+        (or, in these domains, when ``requestor`` is not ``"assistant"``)."""
+        return self.tools.tool_type(name) if requestor == "assistant" else None
 
     # ------------------------------------------------------------------------------------------
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> ToolResult:
@@ -156,6 +182,11 @@ class Tau2Environment:
             content, error = self.tools.invoke(name, arguments)
         return ToolResult(content=content, error=error, metadata={"tool_type": self.tools.tool_type(name)})
 
+    def make_tool_call(self, name: str, arguments: dict[str, Any] | None = None,
+                       requestor: str = "assistant") -> ToolResult:
+        """The call as tau2's evaluator makes gold calls (``make_tool_call``); here the same as `call_tool`."""
+        return self.call_tool(name, arguments, requestor)
+
     def db_hash(self) -> str:
         """tau2 v0.2.0 database hash: sha256 of ``json.dumps(db, sort_keys=True, default=str)``, hex."""
         return self.db.hash()
@@ -166,7 +197,7 @@ class Tau2Environment:
 
     def fork(self) -> "Tau2Environment":
         """An independent copy of this environment (cost proportional to the records written)."""
-        new = object.__new__(Tau2Environment)
+        new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.tools = self.spec.toolkit(self.db.fork())
         return new
@@ -208,6 +239,9 @@ class Tau2Environment:
                     merged = deep_update(cur, rec) if isinstance(cur, dict) and isinstance(rec, dict) else rec
                     self.db.put(name, key, schema.normalise(merged) if schema is not None else merged)
             else:
+                schema = self.spec.tables.get(name)
+                if schema is not None and isinstance(value, list):  # a list of records (telecom): replaced
+                    value = [schema.normalise(v) for v in value]
                 self.db.set_scalar(name, value)
 
     def set_state(
@@ -281,4 +315,5 @@ def find_raw_task(domain: str, task_id: str, data_dir: Any = None) -> dict[str, 
         if str(t.get("id")) == str(task_id):
             return t
     ids = [str(t.get("id")) for t in tasks]
-    raise ValueError(f"unknown task id {task_id!r} in tau2 domain {domain!r}; {len(ids)} tasks, e.g. {ids[:10]}")
+    raise ValueError(f"unknown task id {task_id!r}{did_you_mean(task_id, ids, n=3)} in tau2 domain {domain!r}; "
+                     f"{len(ids)} tasks, e.g. {ids[:10]}")

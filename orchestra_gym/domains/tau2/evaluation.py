@@ -2,9 +2,10 @@
 
 Components (each 1.0 or 0.0):
 
-- ``DB``: the agent's state-changing (WRITE) calls are replayed on a fresh environment at the
-  task's initial state and its database is compared with the gold database (the task's gold
-  actions replayed the same way, failed gold calls ignored). Equality is tau2's hash equality;
+- ``DB``: the agent's state-changing (WRITE) calls, and the user's in dual-control domains
+  (telecom: dicts with ``requestor="user"``), are replayed on a fresh environment at the task's
+  initial state and its database(s) compared with the gold ones (the task's gold actions sent as
+  tau2's evaluator sends them, failed gold calls ignored; see `gold_environment`). Equality is tau2's hash equality;
   it is computed over the touched records only. Tool names that are not tools are skipped
   (recorded in ``info["skipped_calls"]``), never an error. When a task has neither gold actions
   nor env assertions (both absent), ``DB`` is 1.0 as in tau2.
@@ -106,7 +107,7 @@ def replay(env: Tau2Environment, calls: Sequence[ToolCall | dict[str, Any]], wri
     skipped = []
     for call in calls:
         name, arguments, requestor = _call_parts(call)
-        ttype = env.tool_type(name) if isinstance(name, str) else None
+        ttype = env.tool_type(name, requestor) if isinstance(name, str) else None
         if ttype is None:
             skipped.append(str(name))
             continue
@@ -121,7 +122,12 @@ _GOLD_LOCK = threading.Lock()
 
 
 def gold_environment(task: Task, domain: str, data_dir: str | os.PathLike[str] | None = None) -> Tau2Environment:
-    """The task's gold final environment (initial state + gold actions, errors ignored); cached, do not modify."""
+    """The task's gold final environment (initial state + gold actions, errors ignored); cached, do not modify.
+
+    Gold actions go through `Tau2Environment.make_tool_call`, as tau2's evaluator sends them: in
+    telecom that skips the sync after each call (tau2 v0.2.0's own behaviour), so its gold user
+    database can differ from a replay through the normal call path; telecom never grades on DB.
+    """
     crit = _criteria(task) or {}
     fingerprint = canonical_json([crit.get("actions"), task.initial_state])
     key = (domain, str(data.data_dir(data_dir).resolve()), str(task.id), fingerprint)
@@ -129,7 +135,7 @@ def gold_environment(task: Task, domain: str, data_dir: str | os.PathLike[str] |
     if env is None:
         env = Tau2Environment.from_task(task, domain, data_dir)
         for a in crit.get("actions") or []:
-            env.call_tool(a["name"], a.get("arguments") or {}, a.get("requestor", "assistant"))
+            env.make_tool_call(a["name"], a.get("arguments") or {}, a.get("requestor", "assistant"))
         with _GOLD_LOCK:
             _GOLD[key] = env
     return env
@@ -209,9 +215,10 @@ def evaluate(
         else:
             agent_env = Tau2Environment.from_task(task, domain, data_dir)
             info["skipped_calls"] = replay(agent_env, trajectory)
+            # tau2 always reports the DB check (both databases), even when DB is not in the reward basis
+            match = agent_env.same_db(gold_environment(task, domain, data_dir))
+            info["db_match"] = match
             if "DB" in basis:
-                match = agent_env.same_db(gold_environment(task, domain, data_dir))
-                info["db_match"] = match
                 scores["DB"] = 1.0 if match else 0.0
             if "ENV_ASSERTION" in basis:
                 checks = []

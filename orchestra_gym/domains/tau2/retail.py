@@ -26,15 +26,12 @@ tested in ``tests/gym/domains/tau2/test_retail.py``):
 
 from __future__ import annotations
 
-import ast
 import json
-import operator
 from typing import Any
 
-from orchestra_gym.domains import arith
 from orchestra_gym.domains.tau2.db import ANY, FLOAT, copy_json, dict_of, list_of, model, union
 from orchestra_gym.domains.tau2.schemas import RETAIL_TOOLS
-from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit, check_str_fields, tool
+from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit, calculate_expression, check_str_fields, tool
 
 __all__ = ["RetailTools", "RETAIL_TABLES"]
 
@@ -69,37 +66,6 @@ RETAIL_TABLES = {
         ("return_items", ANY, None), ("return_payment_method_id", ANY, None),
     ),
 }
-
-_CALC_CHARS = frozenset("0123456789+-*/(). ")
-_MAX_EXPONENT = 10_000
-_BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
-}
-
-
-def _arith(node: ast.AST, until: float) -> Any:
-    """Evaluate an arithmetic expression tree with Python's own operators (so Python's error texts).
-
-    Only nodes that the character filter lets through can occur: constants, + - * / // **,
-    unary signs and the empty tuple ``()``. Work is bounded by `arith.check_binop` (integer
-    results of at most `arith.MAX_RESULT_BITS` bits, `until` the deadline).
-    """
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        v = _arith(node.operand, until)
-        return +v if isinstance(node.op, ast.UAdd) else -v
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _arith(node.left, until), _arith(node.right, until)
-        if isinstance(node.op, ast.Pow) and isinstance(right, (int, float)) and abs(right) > _MAX_EXPONENT \
-                and isinstance(left, (int, float)) and abs(left) > 1:
-            raise ValueError("Exponent too large")
-        arith.check_binop(node.op, left, right, until)
-        return _BINOPS[type(node.op)](left, right)
-    if isinstance(node, ast.Tuple):
-        return tuple(_arith(e, until) for e in node.elts)
-    raise ValueError("Invalid expression")
 
 
 def _payment(kind: str, amount: Any, payment_method_id: Any) -> dict[str, Any]:
@@ -185,20 +151,8 @@ class RetailTools(Tau2Toolkit):
     # -- tools, in tau2's order ---------------------------------------------------------------
     @tool("GENERIC")
     def calculate(self, expression: str) -> str:
-        """Evaluate ``+ - * / ( ) .`` arithmetic; returns ``str(round(float(value), 2))``.
-
-        Same character filter and error texts as tau2 (Python's ``SyntaxError`` /
-        ``ZeroDivisionError`` texts); the tree is evaluated with Python's operators, not ``eval``.
-        Unlike tau2, exponents above 10000, integer results above `arith.MAX_RESULT_BITS` bits
-        and evaluations past `arith.MAX_EVAL_S` are refused instead of hanging the process (such
-        numbers could never be the float answer: tau2 would fail on them too, later).
-        """
-        # QUIRK (no type validation): a number instead of a string fails on iteration
-        # ("'int' object is not iterable"), exactly as in tau2.
-        if not all(ch in _CALC_CHARS for ch in expression):
-            raise ValueError("Invalid characters in expression")
-        value = _arith(ast.parse(expression, "<string>", "eval").body, arith.deadline())
-        return str(round(float(value), 2))
+        """Evaluate ``+ - * / ( ) .`` arithmetic; returns ``str(round(float(value), 2))`` (see `calculate_expression`)."""
+        return calculate_expression(expression)
 
     @tool("WRITE")
     def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:

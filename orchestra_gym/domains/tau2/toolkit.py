@@ -19,12 +19,18 @@ reference README in ``tau2_reference/``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from orchestra_gym.domains.tau2.db import CowDB, render_json
+from orchestra_gym.domains import arith
+from orchestra_gym.domains.tau2.db import CowDB, copy_json, render_json
 
-__all__ = ["tool", "Tau2Toolkit", "ModelValidationError", "check_str_fields", "render_result"]
+__all__ = [
+    "tool", "Tau2Toolkit", "ModelValidationError", "Field", "validate_model", "check_str_fields", "render_result",
+    "calculate_expression",
+]
 
 TOOL_TYPES = ("READ", "WRITE", "GENERIC", "THINK")
 
@@ -49,6 +55,105 @@ class ModelValidationError(ValueError):
     """A record failed tau2's model validation; the text reproduces pydantic 2.14's message."""
 
 
+_PYDANTIC_URL = "https://errors.pydantic.dev/2.14/v/"
+_REQUIRED = object()
+
+
+class Field:
+    """One field of a tau2 pydantic model, for `validate_model`.
+
+    ``kind``: ``"str"``, ``"int"``, ``"float"`` (pydantic's lax coercions: ``"122"`` and ``122.0``
+    become the int 122, ``"100"`` the float 100.0) or ``"literal"`` (one of ``choices``).
+    ``default``: the value when the field is absent; required when not given.
+    ``optional``: None is also accepted.
+    """
+
+    __slots__ = ("name", "kind", "choices", "default", "optional")
+
+    def __init__(self, name: str, kind: str, choices: Sequence[Any] = (), default: Any = _REQUIRED,
+                 optional: bool = False):
+        self.name, self.kind, self.choices, self.default, self.optional = name, kind, tuple(choices), default, optional
+
+
+def _input_repr(value: Any) -> str:
+    """pydantic-core's ``input_value``: the repr, cut to 25 + '...' + 24 characters when over 50."""
+    r = repr(value)
+    return r if len(r) <= 50 else f"{r[:25]}...{r[-24:]}"
+
+
+def _coerce(field: Field, value: Any) -> tuple[Any, tuple[str, str] | None]:
+    """``(value, None)`` or ``(None, (error type, message))`` under pydantic 2.14's lax rules."""
+    kind = field.kind
+    if value is None and field.optional:
+        return None, None
+    if kind == "str":
+        return (value, None) if isinstance(value, str) else (None, ("string_type", "Input should be a valid string"))
+    if kind == "literal":
+        if any(type(value) is type(c) and value == c for c in field.choices):
+            return value, None
+        names = [repr(c) for c in field.choices]
+        text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        return None, ("literal_error", f"Input should be {text}")
+    if kind == "int":
+        if isinstance(value, int):
+            return int(value), None
+        if isinstance(value, float):
+            if value.is_integer():
+                return int(value), None
+            return None, ("int_from_float", "Input should be a valid integer, got a number with a fractional part")
+        if isinstance(value, str):
+            try:
+                return int(value.strip()), None
+            except ValueError:
+                return None, ("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
+        return None, ("int_type", "Input should be a valid integer")
+    if kind == "float":
+        if isinstance(value, (int, float)):
+            return float(value), None
+        if isinstance(value, str):
+            try:
+                return float(value.strip()), None
+            except ValueError:
+                return None, ("float_parsing", "Input should be a valid number, unable to parse string as a number")
+        return None, ("float_type", "Input should be a valid number")
+    raise ValueError(f"Field {field.name!r}: unknown kind {kind!r}; use str, int, float or literal")
+
+
+def validate_model(model_name: str, values: dict[str, Any], fields: Sequence[Field]) -> dict[str, Any]:
+    """Validate ``values`` as tau2's pydantic model ``model_name`` would (pydantic 2.14, lax mode).
+
+    Returns the record in model field order with coerced values and defaults; unknown keys are
+    dropped (pydantic's ``extra="ignore"``).
+
+    Raises:
+        ModelValidationError: pydantic's text, e.g. ``1 validation error for Passenger\ndob\n  Field
+        required [type=missing, input_value={...}, input_type=dict]\n    For further information
+        visit https://errors.pydantic.dev/2.14/v/missing``.
+    """
+    out: dict[str, Any] = {}
+    errors: list[tuple[str, str, str, Any]] = []
+    for f in fields:
+        if f.name not in values:
+            if f.default is _REQUIRED:
+                errors.append((f.name, "missing", "Field required", values))
+            else:
+                out[f.name] = f.default
+            continue
+        value, err = _coerce(f, values[f.name])
+        if err is None:
+            out[f.name] = value
+        else:
+            errors.append((f.name, err[0], err[1], values[f.name]))
+    if errors:
+        lines = [f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} for {model_name}"]
+        for loc, etype, msg, value in errors:
+            lines.append(loc)
+            lines.append(f"  {msg} [type={etype}, input_value={_input_repr(value)}, input_type={type(value).__name__}]")
+            lines.append(f"    For further information visit {_PYDANTIC_URL}{etype}")
+        raise ModelValidationError("\n".join(lines))
+    return out
+
+
 def check_str_fields(model_name: str, fields: list[tuple[str, Any, bool]]) -> None:
     """Validate string fields the way tau2's pydantic models do when a tool builds a model.
 
@@ -57,22 +162,62 @@ def check_str_fields(model_name: str, fields: list[tuple[str, Any, bool]]) -> No
         fields: ``(field name, value, optional)``; ``optional`` fields also accept None.
 
     Raises:
-        ModelValidationError: with pydantic 2.14's text, e.g. ``1 validation error for Task\\ntitle\\n
-        Input should be a valid string [type=string_type, input_value=25, input_type=int]\\n    For
-        further information visit https://errors.pydantic.dev/2.14/v/string_type``.
+        ModelValidationError: with pydantic 2.14's text (see `validate_model`).
     """
-    bad = [(n, v) for n, v, opt in fields if not (isinstance(v, str) or (opt and v is None))]
-    if not bad:
-        return
-    lines = [f"{len(bad)} validation error{'s' if len(bad) > 1 else ''} for {model_name}"]
-    for name, value in bad:
-        lines.append(name)
-        lines.append(
-            f"  Input should be a valid string [type=string_type, input_value={value!r}, "
-            f"input_type={type(value).__name__}]"
-        )
-        lines.append("    For further information visit https://errors.pydantic.dev/2.14/v/string_type")
-    raise ModelValidationError("\n".join(lines))
+    validate_model(model_name, {n: v for n, v, _ in fields}, [Field(n, "str", optional=opt) for n, _, opt in fields])
+
+
+_CALC_CHARS = frozenset("0123456789+-*/(). ")
+_MAX_EXPONENT = 10_000
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
+}
+
+
+def _arith(node: ast.AST, until: float) -> Any:
+    """Evaluate an arithmetic expression tree with Python's own operators (so Python's error texts).
+
+    Only nodes that the character filter lets through can occur: constants, + - * / // **,
+    unary signs and the empty tuple ``()``. Work is bounded by `arith.check_binop` (integer
+    results of at most `arith.MAX_RESULT_BITS` bits, `until` the deadline).
+    """
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        v = _arith(node.operand, until)
+        return +v if isinstance(node.op, ast.UAdd) else -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left, right = _arith(node.left, until), _arith(node.right, until)
+        if isinstance(node.op, ast.Pow) and isinstance(right, (int, float)) and abs(right) > _MAX_EXPONENT \
+                and isinstance(left, (int, float)) and abs(left) > 1:
+            raise ValueError("Exponent too large")
+        arith.check_binop(node.op, left, right, until)
+        return _BINOPS[type(node.op)](left, right)
+    if isinstance(node, ast.Tuple):
+        return tuple(_arith(e, until) for e in node.elts)
+    raise ValueError("Invalid expression")
+
+
+def calculate_expression(expression: str) -> str:
+    """tau2's ``calculate`` tool (retail and airline): ``str(round(float(value), 2))`` of ``+ - * / ( ) .`` arithmetic.
+
+    Same character filter and error texts as tau2 (Python's ``SyntaxError`` / ``ZeroDivisionError``
+    texts); the tree is evaluated with Python's operators, not ``eval``. Unlike tau2, exponents
+    above 10000, integer results above `arith.MAX_RESULT_BITS` bits and evaluations past
+    `arith.MAX_EVAL_S` seconds are refused instead of hanging the process (such numbers could never
+    be the float answer: tau2 would fail on them too, later).
+
+    Raises:
+        ValueError: ``Invalid characters in expression``; `arith.ArithmeticLimitError` (a
+        ValueError) for a result or an evaluation over the bounds; TypeError for a non-string (a
+        number fails on iteration, ``'int' object is not iterable``, exactly as in tau2);
+        SyntaxError / ZeroDivisionError as Python raises them.
+    """
+    if not all(ch in _CALC_CHARS for ch in expression):
+        raise ValueError("Invalid characters in expression")
+    value = _arith(ast.parse(expression, "<string>", "eval").body, arith.deadline())
+    return str(round(float(value), 2))
 
 
 def render_result(result: Any) -> str:
@@ -137,10 +282,8 @@ class Tau2Toolkit:
     @classmethod
     def openai_schemas(cls) -> list[dict[str, Any]]:
         """``[{"type": "function", "function": {name, description, parameters}}, ...]`` exactly as tau2 sends."""
-        import copy
-
         return [
-            {"type": "function", "function": {"name": n, "description": d, "parameters": copy.deepcopy(p)}}
+            {"type": "function", "function": {"name": n, "description": d, "parameters": copy_json(p)}}
             for n, (_, d, p) in cls.SCHEMAS.items()
         ]
 

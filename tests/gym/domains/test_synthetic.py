@@ -385,3 +385,30 @@ def test_call_tool_never_raises(data):
     assert isinstance(r.content, str) and r.content
     assert r.error or name == tool.name
 
+
+def test_booking_tools_and_templates_are_registered_functions():
+    import dataclasses
+
+    from orchestra_gym.domains.synthetic import booking
+    from orchestra_gym.domains.synthetic.railway import CONFIG
+
+    assert list(booking.BOOKING_TOOLS) == [
+        "find_customer", "get_customer", "get_item", "search_items", "get_booking", "get_payment",
+        "book_item", "cancel_booking", "modify_quantity", "change_item", "update_profile"]
+    assert list(booking.BOOKING_TEMPLATES) == [
+        "lookup", "total_active", "conditional_cancel", "search_and_book", "several_writes",
+        "change_booking_item", "refund_done", "group_request"]
+    assert all(getattr(booking, name) is entry.function for name, entry in booking.BOOKING_TOOLS.items())
+    names = booking.BookingNames(CONFIG)
+    tools = booking.build_tools(names)
+    assert [t.name for t in tools] == [
+        "find_passenger_id_by_email", "get_passenger_details", "get_train_details", "search_trains",
+        "get_ticket_details", "get_payment_method_details", "book_train", "cancel_ticket",
+        "modify_ticket_quantity", "change_ticket_train", "update_passenger_home_station"]
+    change = tools[9]
+    assert [p.name for p in change.params] == ["ticket_id", "new_train_id"]
+    assert change.rules[1].text == ("The new train must be a different train with status 'open' and the same origin "
+                                    "and destination.")
+    assert names.text("{max_quantity} {unit} per {booking}") == "6 seats per ticket"
+    with pytest.raises(ValueError, match=r"BookingConfig 'railway': id prefixes collide: \['PAS-', 'PAS-'"):
+        booking.BookingNames(dataclasses.replace(CONFIG, item="pass"))

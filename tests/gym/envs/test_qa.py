@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from gymnasium.utils.env_checker import check_env
 
 from orchestra_gym.domains.qa_corpus import build_corpus, plausible_wrong_answer, write_corpus
 from orchestra_gym.tools.search import LocalSearch, WebSearch, read_corpus
-from orchestra_gym.envs.qa import QA_MODELS, QAEnv, estimate_tokens, format_qa_table, qa_metrics
+from orchestra_gym.envs.qa import QA_MODELS, QAEnv, estimate_tokens
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.rewards import reward_vector_names
 from orchestra_gym.types import Task, ToolCall
@@ -293,35 +292,33 @@ def test_offline_without_data_names_the_fix(tmp_path):
     assert "FRAMES_DATA_PATH" in lines[1] and "data_path=" in lines[1]
 
 
-# ---------------------------------------------------------------------------------- metrics
+class _FailingModel:
+    """A real chat model whose every call fails with an HTTP error (usage of the failed call kept)."""
 
-def test_qa_metrics_any_n():
-    empty = qa_metrics([])
-    assert empty["n"] == 0 and math.isnan(empty["accuracy"]) and all(math.isnan(x) for x in empty["accuracy_ci95"])
-    one = qa_metrics([{"solved": True, "cost_usd": 0.02, "latency_s": 90.0, "tool_calls": {"answer-1": 1.0, "answer": 1.0}}])
-    assert one["accuracy"] == 1.0 and one["accuracy_ci95"] == [1.0, 1.0]
-    assert one["cost_cents"] == pytest.approx(2.0) and one["latency_min"] == pytest.approx(1.5)
-    assert one["model_calls"] == {"answer-1": 1.0} and one["model_call_share"] == {"answer-1": 1.0}
-    recs = [{"solved": i < 30, "cost_usd": 0.01, "latency_s": 60.0, "tool_calls": {"search-2": 2.0, "answer-1": 1.0}} for i in range(100)]
-    m = qa_metrics(recs)
-    half = 1.96 * math.sqrt(0.3 * 0.7 / 100)
-    assert m["accuracy"] == 0.3 and m["accuracy_ci95"] == pytest.approx([0.3 - half, 0.3 + half])
-    assert m["model_calls"] == {"answer-1": 100.0, "search-2": 200.0}
-    assert m["model_call_share"]["search-2"] == pytest.approx(2 / 3)
-    zero = qa_metrics([{"solved": False, "cost_usd": 0.0, "latency_s": 0.0, "tool_calls": {}}] * 3)
-    assert zero["accuracy_ci95"] == [0.0, 0.0]
-    table = format_qa_table(m, "ToolOrchestra-FRAMES-v0", "oracle")
-    assert "accuracy %" in table and "30.0" in table and "cost ¢" in table and "latency min" in table and "search-2 200 (67%)" in table
+    def complete(self, messages, tools=None, **sampling):
+        from orchestra_gym.tools.llm import ChatResponse
+        from orchestra_gym.types import Message, Usage
+
+        return ChatResponse(Message("assistant", ""), Usage(100.0, 0.0, 0.25, 2.0), error="HTTP 503 after 3 attempts")
 
 
-def test_eval_runner_records_feed_metrics(frames_file):
-    _ensure_registered()
-    from orchestra_gym.cli import run_episodes
+def test_one_ask_path_records_a_failed_real_model_call(hle_file):
+    from orchestra_gym.envs.qa_tools import BasicTools, ModelTools
 
-    recs = run_episodes("ToolOrchestra-FRAMES-v0", "oracle", 4, seed=0, env_kwargs={"data_path": str(frames_file)}, progress=False)
-    m = qa_metrics(recs)
-    assert m["n"] == 4 and 0.0 <= m["accuracy"] <= 1.0 and m["cost_cents"] > 0 and m["latency_min"] > 0
-    assert m["model_calls"].get("answer-1") == 4.0
+    env = QAEnv("hle", data_path=hle_file, models={m: _FailingModel() for m in ("search-2", "reasoner-2", "answer-2")})
+    assert type(env.toolset) is ModelTools and not env.all_simulated and env.index is None
+    assert type(QAEnv("hle", data_path=hle_file, mode="basic").toolset) is BasicTools
+    env.reset(seed=0, options={"task_id": "syn-001"})
+    for tool, model, what in (("search", "search-2", "search"), ("enhance_reasoning", "reasoner-2", "reasoning"),
+                              ("answer", "answer-2", "answer")):
+        obs, r, term, trunc, info = env.step(call(tool, model=model))
+        assert env.messages[-1].content == f"Error: {what} model {model} failed: HTTP 503 after 3 attempts"
+        assert env.attempts[-1] == f"turn {int(info['turn'])}: {tool}({model}) failed: HTTP 503 after 3 attempts"
+        assert (info["cost_usd"], info["latency_s"], term) == (0.25, 2.0, False)  # the failed call is charged
+        assert "## Feedback on your last output\nError: " in obs
+    assert env.documents == [] and env.code_runs == [] and info["tool_calls"]["answer-2"] == 1.0
+    obs, r, term, trunc, info = env.step(call("answer", model="answer-1"))  # simulated ids still answer
+    assert term and info["reward_breakdown"]["answer_model"] == "answer-1"
 
 
 # ---------------------------------------------------------------------------------- over HTTP

@@ -1,8 +1,8 @@
-"""ToolOrchestra-Tau2-{Mock,Retail}-v0: check_env, the oracle on every retail task, the LLM user over HTTP."""
+"""ToolOrchestra-Tau2-{Mock,Airline,Retail,Telecom}-v0: check_env, the oracle on every retail and airline task, splits,
+the LLM user over HTTP."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import gymnasium as gym
@@ -11,18 +11,29 @@ from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401
 from orchestra_gym.domains.tau2.data import data_dir
-from orchestra_gym.cli import run_episodes, summarize
+from orchestra_gym.evaluation import evaluate
 from orchestra_gym.tools.models import parse_models
 from tests.servers import OpenAIServer
 
-DATA = data_dir()
+
+
+def _tau2_data() -> Path:
+    """The tau2 data folder the library finds ($TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2 or an installed tau2)."""
+    try:
+        return data_dir()
+    except FileNotFoundError:
+        return Path("tau2-data-not-configured")  # the tests below skip
+
+
+DATA = _tau2_data()
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file(),
     reason=f"tau2-bench v0.2.0 data not found at {DATA} (set ORCHESTRA_DATA_DIR, README: Data)",
 )
 
 
-@pytest.mark.parametrize("env_id", ["ToolOrchestra-Tau2-Mock-v0", "ToolOrchestra-Tau2-Retail-v0"])
+@pytest.mark.parametrize("env_id", ["ToolOrchestra-Tau2-Mock-v0", "ToolOrchestra-Tau2-Retail-v0",
+                                    "ToolOrchestra-Tau2-Airline-v0", "ToolOrchestra-Tau2-Telecom-v0"])
 def test_check_env(env_id):
     check_env(gym.make(env_id, data_dir=DATA).unwrapped)
 
@@ -40,10 +51,41 @@ def test_tool_schemas_offered_to_the_policy_equal_tau2s(shared_data):
 
 
 def test_oracle_scores_one_on_every_retail_task():
-    s = summarize(run_episodes("ToolOrchestra-Tau2-Retail-v0", "oracle", 0, env_kwargs={"data_dir": DATA},
-                               progress=False, all_tasks=True))
+    _, s = evaluate("ToolOrchestra-Tau2-Retail-v0", "oracle", 0, env_kwargs={"data_dir": DATA}, all_tasks=True)
     assert s["episodes"] == 114 and s["success_rate"] == 1.0
     assert s["not_fully_judged"]["episodes"] == 0
+
+
+def test_oracle_scores_one_on_every_airline_task():
+    """Every airline task (train and test) has gold actions that satisfy tau2's evaluator; the oracle plays them."""
+    records, s = evaluate("ToolOrchestra-Tau2-Airline-v0", "oracle", 0, env_kwargs={"data_dir": DATA}, all_tasks=True)
+    assert s["episodes"] == 50 and s["success_rate"] == 1.0
+    assert s["not_fully_judged"]["episodes"] == 0
+    assert sorted(int(r.task_id) for r in records) == list(range(50))
+
+
+def test_experts_serve_airline_as_in_retail():
+    _, s = evaluate("ToolOrchestra-Tau2-Airline-v0", "expert-1", 10, env_kwargs={"data_dir": DATA}, all_tasks=True)
+    assert s["episodes"] == 10 and s["success_rate"] == 1.0
+    assert s["tool_calls"]["call_expert"] > 1.0 and s["mean_cost_usd"] > 0.0
+
+
+def test_split_option_draws_from_the_split():
+    from orchestra_gym.tasks.tau2 import split_task_ids
+
+    env = gym.make("ToolOrchestra-Tau2-Airline-v0", data_dir=DATA)
+    test_ids = set(split_task_ids("airline", "test", DATA))
+    drawn = {env.reset(seed=i, options={"split": "test"})[1]["task_id"] for i in range(40)}
+    assert drawn <= test_ids and len(drawn) > 5
+    assert env.reset(seed=0, options={"task_id": "2"})[1]["task_id"] == "2"  # no split: any task
+    with pytest.raises(ValueError, match="not in the 'train' split"):
+        env.reset(options={"split": "train", "task_id": "2"})
+    with pytest.raises(ValueError, match=r"did you mean 'train'"):
+        env.reset(options={"split": "trian"})
+    train_env = gym.make("ToolOrchestra-Tau2-Airline-v0", data_dir=DATA, split="train").unwrapped
+    assert len(train_env.task_ids) == 30 and not set(train_env.task_ids) & test_ids
+    env.close()
+    train_env.close()
 
 
 def test_paper_prompt_variant_rewrites_transfer_instruction():

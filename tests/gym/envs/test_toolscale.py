@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym
-from orchestra_gym.cli import run_episodes, summarize
+from orchestra_gym.evaluation import evaluate
 from orchestra_gym.domains.synthetic import DOMAIN_NAMES
 
 ENV_ID = "ToolOrchestra-ToolScale-v0"
@@ -49,16 +49,16 @@ def test_check_env_passes():
 
 
 def test_oracle_solves_every_domain_and_random_does_not():
-    oracle = summarize(run_episodes(ENV_ID, "oracle", 4 * len(DOMAIN_NAMES), seed=100, progress=False))
+    _, oracle = evaluate(ENV_ID, "oracle", 4 * len(DOMAIN_NAMES), seed=100)
     assert oracle["success_rate"] == 1.0
-    random_ = summarize(run_episodes(ENV_ID, "random", 40, seed=100, progress=False))
+    _, random_ = evaluate(ENV_ID, "random", 40, seed=100)
     assert random_["success_rate"] <= 0.05
     assert oracle["mean_cost_usd"] == 0.0  # the oracle calls no expert
 
 
 def test_experts_trade_cost_for_success():
-    s1 = summarize(run_episodes(ENV_ID, "expert-1", 40, seed=7, progress=False))
-    s3 = summarize(run_episodes(ENV_ID, "expert-3", 40, seed=7, progress=False))
+    _, s1 = evaluate(ENV_ID, "expert-1", 40, seed=7)
+    _, s3 = evaluate(ENV_ID, "expert-3", 40, seed=7)
     assert s1["mean_cost_usd"] > s3["mean_cost_usd"] > 0
     assert s1["success_rate"] > s3["success_rate"]
     assert s1["tool_calls"]["expert-1"] > 0 and "expert-1" not in s3["tool_calls"]

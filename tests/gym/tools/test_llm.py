@@ -144,6 +144,7 @@ def test_malformed_json_and_bad_tool_arguments(server):
     r = m.complete([Message("user", "hi")])
     assert r.ok and [c.arguments for c in r.message.tool_calls] == [{}, {}]
     assert len(r.raw["tool_call_errors"]) == 2 and "not valid JSON" in r.raw["tool_call_errors"][0]
+    assert r.raw["bad_arguments"] == {"call_0": "{not json", "call_1": "[1, 2]"}  # as sent, for the env's parser
 
 
 def test_connection_refused_is_error_not_exception():
@@ -201,6 +202,22 @@ def test_sync_concurrency_is_bounded(server):
         t.join()
     assert len(results) == 6 and all(r.ok for r in results)
     assert server.max_in_flight == 2
+
+
+def test_the_limit_holds_across_objects_of_one_model(server):
+    """Each env of a concurrent evaluation builds its own model object from the models file: the
+    model's max_concurrency holds across all of them (one semaphore per endpoint, model and limit)."""
+    server.queue_fault("delay", seconds=0.2, times=6)
+    models = [OpenAIChatModel("gpt-5", server.base_url, max_concurrency=2, retry=fast_retry()) for _ in range(3)]
+    threads = [threading.Thread(target=lambda i=i: models[i % 3].complete([Message("user", f"q{i}")])) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert server.max_in_flight == 2 and server.count == 6
+    assert models[0]._sem is models[2]._sem
+    assert OpenAIChatModel("gpt-5", server.base_url, max_concurrency=3)._sem is not models[0]._sem
+    assert OpenAIChatModel("gpt-5-mini", server.base_url, max_concurrency=2)._sem is not models[0]._sem
 
 
 def test_async_concurrency_is_bounded(server):
@@ -303,6 +320,8 @@ def test_models_file_yaml(tmp_path):
     ('[models."a"]\nbase_url = "http://x/v1"\napi_key_env = "sk-abc def"', r"api_key_env.*variable NAME"),
     ('[models."a"]\nbase_url = "http://x/v1"\n[aliases]\n"answer-1" = "b"', r"\[aliases\].'answer-1'.*unknown model 'b'"),
     ('[aliases]\n"x" = "y"', r"\[models\]: missing or empty"),
+    ('[models."a"]\nbase_url = "http://x/v1"\ntool_calling = "hermes"',
+     r"\[models.'a'\].tool_calling: must be one of \['native', 'text'\], got 'hermes'"),
 ])
 def test_bad_models_file_errors_name_file_key_and_fix(tmp_path, text, match):
     f = tmp_path / "bad.toml"

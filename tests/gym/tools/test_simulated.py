@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from orchestra_gym import pricing
-from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
+from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, QA_PROFILES, SimulatedModel, qa_model
 
 
 def _model():
@@ -51,3 +51,15 @@ def test_default_pool_trades_cost_for_accuracy():
     assert acc == sorted(acc, reverse=True)
     assert "expert-1: $1.25/1M input tokens" in DEFAULT_EXPERTS[0].describe()
     assert math.isfinite(DEFAULT_EXPERTS[2].usage("abc", np.random.default_rng(0)).latency_s)
+
+
+def test_qa_profiles_keep_the_paper_ordering():
+    m = qa_model("answer-math-1", "Qwen/Qwen2.5-Math-72B-Instruct")
+    assert (m.name, m.model_id, m.ttft_s, m.decode_tok_s, m.completion_tokens) == (
+        "answer-math-1", "Qwen/Qwen2.5-Math-72B-Instruct", 0.7, 60.0, (300, 900))
+    assert m.p_correct("math", "hard") == 0.4 and m.p_correct("history", "hard") == 0.1
+    medium = {mid: qa_model("x", mid).p_correct("history", "medium") for mid in QA_PROFILES}
+    assert medium["gpt-5"] > medium["gpt-5-mini"] > medium["Qwen/Qwen3-32B"] > medium["Qwen/Qwen2.5-Math-7B-Instruct"]
+    assert all(pricing.PAPER.price(mid).output_per_m > 0 for mid in QA_PROFILES)  # every profile is priced
+    with pytest.raises(KeyError, match=r"no QA simulator profile for model 'gpt-9'; known: \['Qwen"):
+        qa_model("search-1", "gpt-9")

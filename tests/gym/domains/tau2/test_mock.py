@@ -71,8 +71,8 @@ def test_history_that_does_not_replay_is_an_error():
 
 
 def test_bad_names_give_clear_errors():
-    with pytest.raises(ValueError, match=r"unknown tau2 domain 'airline'; known domains: \['mock', 'retail'\]"):
-        Tau2Environment("airline")
+    with pytest.raises(ValueError, match=r"unknown tau2 domain 'banking'; known domains: \['airline', 'mock', 'retail', 'telecom'\]"):
+        Tau2Environment("banking")
     with pytest.raises(ValueError, match="unknown task id 'nope'"):
         Tau2Environment("mock", task_id="nope")
     env = Tau2Environment("mock")

@@ -1,6 +1,6 @@
 """Our tau2 domains against tau2-bench v0.2.0's recorded behaviour (``tau2_reference/``).
 
-Done-when checks of issue 4: for every task in ``<domain>/gold_replay.json`` the same content
+Done-when checks of issues 4 and 15 (mock, retail, airline): for every task in ``<domain>/gold_replay.json`` the same content
 string and error flag for every call and the same final database hash; for every entry of
 ``negative_probes.json`` the same error flag, the same "database changed" outcome and the same
 content (Python / pydantic internal messages listed below are compared exactly only on the
@@ -19,7 +19,7 @@ from orchestra_gym.domains.tau2.data import data_dir, reference_dir
 
 DATA = data_dir()
 REF = reference_dir()
-DOMAINS = ["mock", "retail"]
+DOMAINS = ["mock", "retail", "airline"]
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file() or not (REF / "retail" / "gold_replay.json").is_file(),
@@ -38,6 +38,15 @@ PYTHON_OR_PYDANTIC_MESSAGES = {
     "retail_find_email_int", "retail_find_name_zip_missing", "retail_list_products_extra_arg", "retail_calc_int_25",
     "retail_calc_float_25", "retail_calc_div_zero", "retail_calc_syntax", "retail_cancel_missing_reason",
     "retail_mod_addr_zip_int", "retail_mod_addr_missing_address2", "retail_transfer_missing_summary",
+    "airline_get_user_missing_arg", "airline_get_user_extra_arg", "airline_get_reservation_missing_arg",
+    "airline_flight_status_missing_date", "airline_search_direct_missing_arg", "airline_list_airports_extra_arg",
+    "airline_calc_int_25", "airline_calc_float_25", "airline_calc_div_zero", "airline_calc_syntax",
+    "airline_send_certificate_bad_str", "airline_send_certificate_missing_amount", "airline_cancel_extra_arg",
+    "airline_baggages_missing_payment", "airline_flights_missing_date", "airline_flights_str_items",
+    "airline_passengers_missing_dob", "airline_book_bad_cabin", "airline_book_bad_flight_type",
+    "airline_book_bad_insurance", "airline_book_missing_passenger_field", "airline_book_missing_flight_date",
+    "airline_book_payment_fraction", "airline_book_missing_insurance", "airline_book_extra_arg",
+    "airline_transfer_missing_summary",
 }
 RECORDED_RUNTIME = sys.version_info[:2] == (3, 11)
 

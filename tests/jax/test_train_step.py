@@ -15,8 +15,9 @@ import optax
 import pytest
 from flax import nnx
 
-from orchestra_jax import grpo, train
+from orchestra_jax import checkpoint, grpo, train_step
 from orchestra_jax.checkpoint import Checkpointer
+from orchestra_jax.train_config import TrainConfig
 
 model_mod = pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
 config_mod = pytest.importorskip("orchestra_jax.config", reason="the Qwen3 policy (issue 6) is not merged yet")
@@ -49,12 +50,12 @@ def _sgd_update(loss_cfg, micro, batch, *, old="trainer"):
     model = tiny_model()
     graphdef, params = nnx.split(model, nnx.Param)
     tx = optax.sgd(1.0)
-    state = train.init_state(params, tx, with_reference=loss_cfg.kl_coef > 0)
+    state = train_step.init_state(params, tx, with_reference=loss_cfg.kl_coef > 0)
     if loss_cfg.kl_coef > 0:  # a reference different from the policy, so the KL gradient is non-zero
         state = state._replace(ref_params=jax.tree.map(lambda x: x * 0.9, state.ref_params))
     p0 = jax.tree.map(np.asarray, state.params)
-    step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=4), tx, loss_cfg, old_logp_source=old)
-    new, metrics = step(state, train.split_micro(batch, micro))
+    step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=4), tx, loss_cfg, old_logp_source=old)
+    new, metrics = step(state, train_step.split_micro(batch, micro))
     delta = jax.tree.map(lambda a, b: np.asarray(a) - b, new.params, p0)
     return delta, metrics
 
@@ -81,18 +82,18 @@ def test_train_step_compiles_once_donates_and_learns_direction():
     batch["advantages"] = np.array([1, -1, 1, -1, 1, -1, 1, -1], np.float32)
     model = tiny_model(1)
     graphdef, params = nnx.split(model, nnx.Param)
-    tx = train.make_optimizer(3e-3)
-    state = train.init_state(params, tx, with_reference=True)
-    logp_fn = train.make_logp_fn(graphdef, chunk=4)
-    step = train.make_grpo_step(logp_fn, tx, grpo.LossConfig())
+    tx = train_step.make_optimizer(3e-3)
+    state = train_step.init_state(params, tx, with_reference=True)
+    logp_fn = train_step.make_logp_fn(graphdef, chunk=4)
+    step = train_step.make_grpo_step(logp_fn, tx, grpo.LossConfig())
 
     def row_logp(params):
-        inp, tgt, am, mask = train._shift({k: jnp.asarray(v) for k, v in batch.items()})
+        inp, tgt, am, mask = train_step._shift({k: jnp.asarray(v) for k, v in batch.items()})
         lp = logp_fn(params, inp, tgt, am)
         return np.asarray(jnp.sum(jnp.where(mask > 0, lp, 0.0), axis=1))
 
     before = row_logp(state.params)
-    mb = train.split_micro(batch, 2)
+    mb = train_step.split_micro(batch, 2)
     old_leaf = jax.tree.leaves(state.params)[0]
     for _ in range(4):
         state, metrics = step(state, mb)
@@ -112,11 +113,11 @@ def test_sft_step_lowers_nll_on_masked_tokens_only():
     batch = make_batch(2)
     model = tiny_model(2)
     graphdef, params = nnx.split(model, nnx.Param)
-    tx = train.make_optimizer(1e-2)
-    state = train.init_state(params, tx, with_reference=False)
+    tx = train_step.make_optimizer(1e-2)
+    state = train_step.init_state(params, tx, with_reference=False)
     assert state.ref_params is None
-    step = train.make_sft_step(train.make_logp_fn(graphdef, chunk=4), tx)
-    mb = train.split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, 2)
+    step = train_step.make_sft_step(train_step.make_logp_fn(graphdef, chunk=4), tx)
+    mb = train_step.split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, 2)
     nll = []
     for _ in range(15):
         state, m = step(state, mb)
@@ -126,9 +127,9 @@ def test_sft_step_lowers_nll_on_masked_tokens_only():
 
 
 def test_optimizer_defaults_follow_released_code():
-    cfg = train.TrainConfig()
+    cfg = TrainConfig()
     assert (cfg.learning_rate, cfg.weight_decay, cfg.grad_clip) == (1e-6, 0.01, 1.0)
-    tx = train.optimizer_from_config(cfg)
+    tx = train_step.optimizer_from_config(cfg)
     p = {"w": jnp.ones(3)}
     g = {"w": jnp.array([300.0, 400.0, 0.0])}  # norm 500 -> clipped to 1
     u, _ = tx.update(g, tx.init(p), p)
@@ -143,17 +144,17 @@ def test_optimizer_defaults_follow_released_code():
 def test_checkpoint_roundtrip_bit_exact(tmp_path):
     model = tiny_model(3)
     graphdef, params = nnx.split(model, nnx.Param)
-    tx = train.make_optimizer(1e-3)
-    state = train.init_state(params, tx, with_reference=True)
-    step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=4), tx, donate=False)
-    state, _ = step(state, train.split_micro(make_batch(3), 1))
+    tx = train_step.make_optimizer(1e-3)
+    state = train_step.init_state(params, tx, with_reference=True)
+    step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=4), tx, donate=False)
+    state, _ = step(state, train_step.split_micro(make_batch(3), 1))
     ck = Checkpointer(tmp_path / "ck", keep=2)
     ck.save(1, state, {"seed": 7})
     ck.save(2, state, {"seed": 7})
     ck.save(3, state, {"seed": 7})
     ck.wait()
     assert ck.all_steps() == [2, 3]  # keep N
-    fresh = train.init_state(nnx.split(tiny_model(99), nnx.Param)[1], tx, with_reference=True)
+    fresh = train_step.init_state(nnx.split(tiny_model(99), nnx.Param)[1], tx, with_reference=True)
     restored, meta = ck.restore(None, fresh)
     ck.close()
     assert meta == {"seed": 7}
@@ -162,20 +163,45 @@ def test_checkpoint_roundtrip_bit_exact(tmp_path):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+def test_latest_and_restore_params_read_the_policy_without_an_optimizer(tmp_path):
+    model = tiny_model(3)
+    graphdef, params = nnx.split(model, nnx.Param)
+    tx = train_step.make_optimizer(1e-3)
+    state = train_step.init_state(params, tx, with_reference=True)
+    step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=4), tx, donate=False)
+    state, _ = step(state, train_step.split_micro(make_batch(3), 1))
+    assert checkpoint.latest(tmp_path) is None and not (tmp_path / "checkpoints").exists()  # creates nothing
+    ck = Checkpointer(checkpoint.phase_dir(tmp_path, "sft"), async_save=False)
+    ck.save(4, state, {"step": 4, "phase": "sft"})
+    ck.close()
+    assert checkpoint.latest(tmp_path) == ("sft", 4)
+    assert checkpoint.latest(tmp_path, ["grpo"]) is None
+    fresh = nnx.split(tiny_model(99), nnx.Param)[1]
+    got, meta = checkpoint.restore_params(tmp_path, "sft", None, fresh)
+    assert meta == {"step": 4, "phase": "sft"}
+    assert jax.tree.structure(got) == jax.tree.structure(state.params)
+    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(state.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match="phase='foo'"):
+        checkpoint.latest(tmp_path, ["foo"])
+    with pytest.raises(FileNotFoundError, match="no finalized checkpoint"):
+        checkpoint.restore_params(tmp_path, "grpo", None, fresh)
+
+
 SAVE_2DEV = """
 import sys, numpy as np, jax, optax
 from flax import nnx
-from orchestra_jax import train, sharding
+from orchestra_jax import train_step, sharding
 from orchestra_jax.checkpoint import Checkpointer
-from tests.jax.test_train import tiny_model
+from tests.jax.test_train_step import tiny_model
 assert jax.device_count() == 2
 mesh = sharding.make_mesh(data=1, fsdp=2, tp=1)
 model = sharding.shard_model(tiny_model(5), mesh)
 graphdef, params = nnx.split(model, nnx.Param)
 specs = {str(getattr(x.sharding, "spec", None)) for x in jax.tree.leaves(params)}
 assert any("fsdp" in s for s in specs), specs
-tx = train.make_optimizer(1e-3)
-state = train.init_state(params, tx, with_reference=True)
+tx = train_step.make_optimizer(1e-3)
+state = train_step.init_state(params, tx, with_reference=True)
 state = state._replace(step=state.step + 41)
 ck = Checkpointer(sys.argv[1], keep=1)
 ck.save(41, state, {"note": "2dev"})
@@ -187,17 +213,17 @@ print("SAVED")
 RESTORE = """
 import sys, numpy as np, jax, optax
 from flax import nnx
-from orchestra_jax import train, sharding
+from orchestra_jax import train_step, sharding
 from orchestra_jax.checkpoint import Checkpointer
-from tests.jax.test_train import tiny_model
+from tests.jax.test_train_step import tiny_model
 n = jax.device_count()
 model = tiny_model(6)
 if n == 2:  # tp = 2 mesh
     mesh = sharding.make_mesh(data=1, fsdp=1, tp=2)
     model = sharding.shard_model(model, mesh)
 graphdef, params = nnx.split(model, nnx.Param)
-tx = train.make_optimizer(1e-3)
-target = train.init_state(params, tx, with_reference=True)
+tx = train_step.make_optimizer(1e-3)
+target = train_step.init_state(params, tx, with_reference=True)
 state, meta = Checkpointer(sys.argv[1], keep=1).restore(None, target)
 assert meta == {"note": "2dev"}, meta
 assert int(state.step) == 41
@@ -236,34 +262,34 @@ def test_grpo_step_with_the_real_qwen3_tokenizer(tmp_path):
     """The Qwen3 path end to end: the offline Qwen3 tokenizer (issue 6), ChatML blocks, EOS 151645, pad id
     151643 (an EOS id: masks come from lengths), a Qwen3-vocabulary model and one GRPO step."""
     qtok = pytest.importorskip("orchestra_jax.tokenizer", reason="the Qwen3 tokenizer (issue 6) is not merged yet")
-    from orchestra_jax import rollout
+    from orchestra_jax import batch as batch_mod, rollout
 
     qtok.build_qwen3_tokenizer(tmp_path / "qwen3")
-    tok = rollout.ChatTokenizer(qtok.load_tokenizer(tmp_path / "qwen3").backend)
+    tok = qtok.load_tokenizer(tmp_path / "qwen3")
     assert tok.eos_ids == (151645, 151643) and tok.pad_id == 151643
-    prompt = tok.encode(rollout.render_messages([{"role": "system", "content": "Serve the user."},
-                                                 {"role": "user", "content": "Cancel order ORD-1."}]))
+    prompt = tok.encode(qtok.render_messages([{"role": "system", "content": "Serve the user."},
+                                              {"role": "user", "content": "Cancel order ORD-1."}]))
     call = '<tool_call>\n{"name": "cancel_order", "arguments": {"order_id": "ORD-1"}}\n</tool_call>'
     turn1 = tok.encode(call) + [tok.im_end_id]
-    env = tok.encode(rollout.render_messages([{"role": "tool", "content": '{"status": "cancelled"}'}],
-                                             after_assistant=True))
+    env = tok.encode(qtok.render_messages([{"role": "tool", "content": '{"status": "cancelled"}'}],
+                                          after_assistant=True))
     turn2 = tok.encode("<message>Done.</message>") + [tok.eos_ids[1]]  # ends on the secondary EOS
     trajs = []
     for _ in range(2):
         toks, mask, lp = rollout.trajectory_from_turns(prompt, [(turn1, [-1.0] * len(turn1), env),
                                                                 (turn2, [-1.0] * len(turn2), [])])
         trajs.append(rollout.Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info={}))
-    batch = rollout.to_batch(trajs, np.array([1.0, -1.0]), multiple=32)
+    batch = batch_mod.to_batch(trajs, np.array([1.0, -1.0]), multiple=32)
     assert batch["loss_mask"].sum() == 2 * (len(turn1) + len(turn2))
     assert (batch["tokens"][0, len(trajs[0]):] == 0).all()
     cfg = config_mod.ModelConfig.from_preset("tiny", vocab_size=151936, hidden_size=32, intermediate_size=64,
                                              num_layers=1, num_heads=2, num_kv_heads=1, head_dim=16)
     model = model_mod.Qwen3(cfg, rngs=nnx.Rngs(0))
     graphdef, params = nnx.split(model, nnx.Param)
-    tx = train.make_optimizer(1e-3)
-    state = train.init_state(params, tx, with_reference=True)
-    step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=32), tx, grpo.LossConfig())
-    state, m = step(state, train.split_micro(batch, 1))
+    tx = train_step.make_optimizer(1e-3)
+    state = train_step.init_state(params, tx, with_reference=True)
+    step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=32), tx, grpo.LossConfig())
+    state, m = step(state, train_step.split_micro(batch, 1))
     assert float(m["tokens"]) == batch["loss_mask"].sum()
     assert np.isfinite(float(m["loss"])) and float(m["grad_norm"]) > 0
     # log-probs are real Qwen3-vocabulary log-probs: about -log(151936) for a random init
@@ -279,10 +305,10 @@ def test_train_step_entropy_metric_and_update_do_not_depend_on_it():
     tx = optax.sgd(1.0)
     out = {}
     for flag in (False, True):
-        state = train.init_state(params, tx, with_reference=False)
-        step = train.make_grpo_step(train.make_logp_fn(graphdef, chunk=4, with_entropy=flag), tx,
+        state = train_step.init_state(params, tx, with_reference=False)
+        step = train_step.make_grpo_step(train_step.make_logp_fn(graphdef, chunk=4, with_entropy=flag), tx,
                                     grpo.LossConfig(kl_coef=0.0), donate=False)
-        out[flag] = step(state, train.split_micro(batch, 2))
+        out[flag] = step(state, train_step.split_micro(batch, 2))
     assert "entropy" not in out[False][1]
     for a, b in zip(jax.tree.leaves(out[False][0].params), jax.tree.leaves(out[True][0].params)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-7, rtol=0)
@@ -302,7 +328,7 @@ def test_optimizer_cosine_decay_schedule_matches_formula(warmup):
     """With a constant gradient Adam's step is lr_t exactly (m_hat / sqrt(v_hat) = 1), so the parameter
     path reads out the schedule: linear warm-up over `warmup` steps, then lr * 0.5 (1 + cos(pi k / K))."""
     lr, decay = 0.1, 8
-    tx = train.make_optimizer(lr, weight_decay=0.0, grad_clip=0.0, eps=0.0, warmup_steps=warmup, decay_steps=decay)
+    tx = train_step.make_optimizer(lr, weight_decay=0.0, grad_clip=0.0, eps=0.0, warmup_steps=warmup, decay_steps=decay)
     params = {"w": jnp.zeros(())}
     state = tx.init(params)
     steps = []

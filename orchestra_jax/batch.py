@@ -1,0 +1,120 @@
+"""Trajectories -> the trainer batch: group rewards, the paper's filters and advantages, padding.
+
+`grpo_batch(trajectories, config, preference)` is the whole glue between a rollout and a GRPO step:
+rewards per group (the paper's preference reward, `orchestra_gym.rewards.group_preference_rewards`,
+or the outcome), `grpo.filter_and_advantages` (drop groups with reward std < 0.1 and rollouts without
+a final answer; A = (R - mean) / (std + eps) clipped to [-3, 3]; ToolOrchestra Sec. 3.2), then the
+right-padded [B, T] arrays of `to_batch` with the dropped rollouts' loss masks zeroed.
+
+Batch keys, B rows of T tokens (`orchestra_jax.train_step` splits them into micro-batches):
+  tokens int32 [B, T]; attention_mask int32 [B, T]; loss_mask float32 [B, T]; sampler_logp float32 [B, T];
+  advantages float32 [B].
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from orchestra_gym.rewards import group_preference_rewards
+from orchestra_gym.types import Preference
+from orchestra_jax import grpo
+from orchestra_jax.rollout import Trajectory
+from orchestra_jax.train_config import TrainConfig
+
+__all__ = ["grpo_batch", "group_rewards", "to_batch", "preference_vector"]
+
+
+def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
+               preference: np.ndarray | None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The GRPO batch of one step's rollouts (N groups of G = config.rollouts_per_task, group-major).
+
+    Args:
+      trajectories: N x G trajectories from `orchestra_jax.rollout.collect_rollouts`.
+      config: the run's `TrainConfig` (reward, min_group_std, adv_eps, adv_clip, adv_ddof, pad_multiple).
+      preference: float [K], the preference vector in reward-vector order (`preference_vector`); None
+        uses the outcome as the reward.
+
+    Returns:
+      (batch: the `to_batch` arrays [B, T] with B = N x G, advantages [B], and the loss mask zeroed
+      for filtered rollouts; stats: reward_mean (mean reward over the batch) and the filter counts of
+      `grpo.filter_and_advantages`).
+    """
+    g = config.rollouts_per_task
+    kind = config.reward if preference is not None else "outcome"
+    rewards = group_rewards(trajectories, g, preference, kind=kind)
+    answered = np.array([[t.terminated for t in trajectories[i * g:(i + 1) * g]] for i in range(len(rewards))])
+    filt = grpo.filter_and_advantages(rewards, answered, min_std=config.min_group_std, eps=config.adv_eps,
+                                      clip=config.adv_clip, ddof=config.adv_ddof)
+    batch = to_batch(trajectories, filt.advantages.reshape(-1), multiple=config.pad_multiple)
+    batch["loss_mask"] = batch["loss_mask"] * filt.keep.reshape(-1, 1).astype(np.float32)
+    return batch, {"reward_mean": float(rewards.mean()), **filt.counts}
+
+
+def preference_vector(preference: dict[str, Any], names: list[str]) -> np.ndarray:
+    """The preference vector P in reward-vector order from `info["reward_vector_names"]`."""
+    p = Preference.from_dict(preference or None)
+    tools = [n.split("/", 1)[1] for n in names if n.startswith("calls/")]
+    return p.as_vector(tools)
+
+
+def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preference: np.ndarray | None,
+                  kind: str = "preference") -> np.ndarray:
+    """Rewards [N, G]: the paper's preference reward per group (`orchestra_gym.rewards.
+    group_preference_rewards`) or the outcome. preference: float [K] in reward-vector order."""
+    g = int(rollouts_per_task)
+    if len(trajs) % g:
+        raise ValueError(f"{len(trajs)} trajectories are not a multiple of rollouts_per_task={g}")
+    n = len(trajs) // g
+    out = np.zeros((n, g), np.float64)
+    for i in range(n):
+        grp = trajs[i * g:(i + 1) * g]
+        if kind == "outcome":
+            out[i] = [t.outcome for t in grp]
+            continue
+        if preference is None:
+            raise ValueError("kind='preference' needs the preference vector")
+        solved = np.array([t.solved for t in grp], bool)
+        if not solved.any():  # paper Sec. 3.2: R = 0 for unsolved rollouts; such a group may hold
+            continue  # episodes that never finished and so carry no reward vector at all
+        vecs = np.stack([np.asarray(t.info["reward_vector"], np.float64) for t in grp])
+        out[i] = group_preference_rewards(vecs, solved, np.asarray(preference, np.float64))
+    return out
+
+
+def to_batch(trajs: Sequence[Trajectory], advantages: np.ndarray | None = None, *, pad_to: int | None = None,
+             multiple: int = 64) -> dict[str, np.ndarray]:
+    """Right-padded trainer batch ([B, T] arrays; see `orchestra_jax.train_step`).
+
+    attention_mask comes from the lengths (1 for the first len(tokens) positions); loss_mask and
+    sampler_logp are the trajectories' own, 0 in the padding. T = pad_to, or the longest trajectory
+    rounded up to `multiple`, or (multiple=0) to a power of two (few distinct shapes, few compilations).
+    The pad id written is 0.
+
+    Raises: ValueError if a trajectory is longer than pad_to.
+    """
+    b = len(trajs)
+    longest = max(len(t) for t in trajs)
+    if pad_to is not None:
+        t_len = pad_to
+    elif multiple == 0:  # power-of-two buckets (>= 64): at most log2(T) shapes, so few compilations
+        t_len = max(64, 1 << (longest - 1).bit_length())
+    else:
+        t_len = -(-longest // multiple) * multiple
+    if longest > t_len:
+        raise ValueError(f"a trajectory has {longest} tokens > pad_to={t_len}")
+    tokens = np.zeros((b, t_len), np.int32)
+    am = np.zeros((b, t_len), np.int32)
+    lm = np.zeros((b, t_len), np.float32)
+    slp = np.zeros((b, t_len), np.float32)
+    for i, t in enumerate(trajs):
+        n = len(t.tokens)
+        if not (len(t.loss_mask) == len(t.sampler_logp) == n):
+            raise ValueError(f"trajectory {i}: tokens/loss_mask/sampler_logp lengths differ")
+        tokens[i, :n] = t.tokens
+        am[i, :n] = 1
+        lm[i, :n] = t.loss_mask
+        slp[i, :n] = t.sampler_logp
+    adv = np.zeros(b, np.float32) if advantages is None else np.asarray(advantages, np.float32).reshape(b)
+    return {"tokens": tokens, "attention_mask": am, "loss_mask": lm, "sampler_logp": slp, "advantages": adv}

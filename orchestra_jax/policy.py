@@ -1,0 +1,98 @@
+"""A run's policy, tokenizer and environments, built from its `TrainConfig`.
+
+Used by the training loop (`orchestra_jax.train`) and by `orchestra_jax.agents.load_policy_agent`, so a
+trained run is rebuilt exactly as it was trained:
+
+- `make_envs(cfg, n)`: n copies of the run's environment (`cfg.env_id` with `cfg.make_env_kwargs()`).
+- `build_tokenizer(cfg, out_dir)`: a small byte-level BPE trained on the env's own texts by playing
+  oracle and delegating episodes ("toolscale-bpe", saved to DIR/tokenizer.json and reused), the offline
+  Qwen3 tokenizer ("qwen3"), or a tokenizer.json path.
+- `build_policy(cfg, tokenizer)`: the Qwen3 policy (random init from the preset, overrides and seed, or a
+  Hugging Face checkpoint), sharded on a mesh when there are several devices.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import jax
+from flax import nnx
+from jax.sharding import Mesh
+
+import orchestra_gym  # noqa: F401  (registers the env ids)
+from orchestra_gym.agents import DelegatingAgent, OracleAgent
+from orchestra_gym.errors import ConfigError
+from orchestra_jax import sharding
+from orchestra_jax.config import ModelConfig
+from orchestra_jax.model import Qwen3
+from orchestra_jax.rollout import scripted_trajectory
+from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer, build_qwen3_tokenizer, load_tokenizer
+from orchestra_jax.train_config import TrainConfig
+from orchestra_jax.weights import load_hf_checkpoint
+
+__all__ = ["make_envs", "build_tokenizer", "build_policy"]
+
+
+def make_envs(cfg: TrainConfig, n: int) -> list[gym.Env]:
+    """`n` environments of the run: ``gym.make(cfg.env_id, **cfg.make_env_kwargs())``."""
+    return [gym.make(cfg.env_id, **cfg.make_env_kwargs()) for _ in range(n)]
+
+
+def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
+    """The run's tokenizer: a small byte-level BPE trained on the env's own texts ("toolscale-bpe",
+    saved to DIR/tokenizer.json and reused on resume), the offline Qwen3 tokenizer ("qwen3", built
+    into DIR/qwen3-tokenizer), or a tokenizer.json path (file or folder).
+
+    The BPE's texts: 24 episodes (seeds 10000..10023) of the oracle and delegating agents, rendered
+    exactly as the rollouts render them (prompts, tool results, tool-call texts); its vocabulary is
+    ``cfg.model_overrides["vocab_size"]`` (default 1024).
+
+    Raises: FileNotFoundError (no tokenizer.json at the path).
+    """
+    if cfg.tokenizer == "toolscale-bpe":
+        path = out_dir / "tokenizer.json"
+        if path.exists():
+            return ChatTokenizer.from_file(path)
+        byte_tok = build_bpe_tokenizer(["a"], vocab_size=300)
+        env = make_envs(cfg, 1)[0]
+        texts = []
+        for i in range(24):  # oracle and delegating episodes: prompts, tool results, tool-call texts
+            agent = OracleAgent() if i % 2 else DelegatingAgent(i)
+            t = scripted_trajectory(env, byte_tok, agent, seed=10_000 + i, options=cfg.reset_options(),
+                                    max_turns=cfg.max_turns)
+            texts.append(byte_tok.decode(t.tokens))
+        tok = build_bpe_tokenizer(texts, vocab_size=int(cfg.model_overrides.get("vocab_size", 1024)))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tok.save(path)
+        return tok
+    path = Path(cfg.tokenizer)
+    if cfg.tokenizer == "qwen3":
+        path = out_dir / "qwen3-tokenizer"
+        if not (path / "tokenizer.json").exists():
+            build_qwen3_tokenizer(path)
+    return load_tokenizer(path)
+
+
+def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | None]:
+    """(Qwen3 model, mesh or None). Random init from (preset, overrides, seed) or a HF checkpoint
+    (float32 master weights); a (data, fsdp, tp) mesh when there are several devices or the config
+    asks for data / tp axes.
+
+    Raises: ConfigError (a ValueError): unknown preset, or a model vocabulary smaller than the tokenizer's.
+    """
+    mesh = None
+    if jax.device_count() > 1 or cfg.mesh_tp > 1 or cfg.mesh_data > 1:
+        mesh = sharding.make_mesh(data=cfg.mesh_data, fsdp=cfg.mesh_fsdp or None, tp=cfg.mesh_tp)
+    if cfg.hf_checkpoint:
+        model, _ = load_hf_checkpoint(cfg.hf_checkpoint, mesh=mesh, dtype="float32", **cfg.model_overrides)
+        return model, mesh
+    mcfg = ModelConfig.from_preset(cfg.model_preset, **cfg.model_overrides)
+    if mcfg.vocab_size < tok.vocab_size:
+        raise ConfigError(f"model_overrides.vocab_size={mcfg.vocab_size} < the tokenizer's vocabulary "
+                          f"{tok.vocab_size}; set model_overrides.vocab_size >= {tok.vocab_size}")
+    model = Qwen3(mcfg, rngs=nnx.Rngs(cfg.seed))
+    if mesh is not None:
+        sharding.shard_model(model, mesh)
+    return model, mesh

