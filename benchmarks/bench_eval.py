@@ -11,8 +11,9 @@
    per episode with the full messages): the difference per episode is the evaluation's own cost,
    shown next to the env's cost per step.
 
-Usage: python benchmarks/bench_eval.py [--episodes 200] [--delay-ms 50] [--concurrency 32] [--no-record]
-Appends ``## Evaluation (issue 14)`` to benchmarks/RESULTS.md (command, machine, date, load, table).
+Usage: python benchmarks/bench_eval.py [--episodes 200] [--delay-ms 50] [--concurrency 32] [--record]
+Prints the table; with ``--record`` (and only then) appends ``## Evaluation (issue 14)`` to
+benchmarks/RESULTS.md (command, machine, date, load, table).
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=200)
     p.add_argument("--delay-ms", type=float, default=50.0)
     p.add_argument("--concurrency", type=int, default=32)
-    p.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    p.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
+    p.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old commands
     args = p.parse_args(argv)
     load_before = os.getloadavg()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(args.delay_ms / 1000)], cwd=ROOT, text=True,
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         "with other agents' jobs, so absolute times are noisy; the ratio is measured within one run.",
     ])
     print(table)
-    if not args.no_record:
+    if args.record:
         append_section("Evaluation (issue 14)", command("bench_eval.py", argv), table)
     return 0 if same else 1
 

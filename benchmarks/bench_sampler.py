@@ -6,7 +6,7 @@ machine, one run. Decode uses greedy search with no EOS so both produce exactly
 
     PYTHONPATH=. python benchmarks/bench_sampler.py [--batch 4 --prompt 64 --new 64 --repeats 3]
 
-Prints a table and appends it to benchmarks/RESULTS.md under "## Sampler (issue 6)".
+Prints a table; with ``--record`` appends it to benchmarks/RESULTS.md under "## Sampler (issue 6)".
 """
 
 from __future__ import annotations
@@ -98,6 +98,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sizes", nargs="+", default=list(SIZES))
     ap.add_argument("--results", default=str(Path(__file__).with_name("RESULTS.md")))
+    ap.add_argument("--record", action="store_true", help="write into the repository: add the section to --results "
+                    "(default: print only)")
     args = ap.parse_args(argv)
     import jax
     import torch
@@ -121,6 +123,8 @@ def main(argv=None):
                f"Load average before the run {load:.1f} (other jobs share the cores; compare ratios, not absolutes).  \n"
                f"Batch {args.batch}, prompt {args.prompt} tokens, {args.new} new tokens per row, greedy, "
                f"best of {args.repeats}; HF decode = generate time - prefill time.\n\n{table}\n")
+    if not args.record:
+        return rows
     results = Path(args.results)
     text = results.read_text() if results.exists() else "# Benchmark results\n"
     heading = "## Sampler (issue 6)"

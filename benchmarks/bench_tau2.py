@@ -19,9 +19,9 @@ built from the same wheel that ships the data::
 Without tau2's code the airline rows are skipped with the reason. tau2's loguru DEBUG logging of
 every tool response is switched off for the measurement (it would only add to tau2's times).
 
-Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|all] [--repeats N] [--no-record]
-Appends a section per domain to benchmarks/RESULTS.md with the command, the machine, its load
-(``uptime``) and the date (unless --no-record).
+Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|all] [--repeats N] [--record]
+Prints a table per domain. With ``--record`` (and only then) it appends a section per domain to
+benchmarks/RESULTS.md with the command, the machine, its load (``uptime``) and the date.
 """
 
 from __future__ import annotations
@@ -291,7 +291,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--domain", choices=("retail", "airline", "all"), default="all")
     ap.add_argument("--repeats", type=int, default=1000)
-    ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
+    ap.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = ap.parse_args()
     cmd = "PYTHONPATH=. python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:])
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -318,7 +319,7 @@ def main() -> None:
                 "byte-identical to tau2-bench v0.2.0's), tau2's loguru logging off. The machine is shared with "
                 "other agents' jobs (see the load average), which inflates both columns; the ratios are what "
                 "to compare. After the same writes both codes give the same database hash (asserted in the run).\n")
-    if not args.no_record:
+    if args.record:
         with RESULTS.open("a") as f:
             f.write("".join(sections))
 

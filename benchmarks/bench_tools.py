@@ -2,10 +2,10 @@
 
 Run from the repository root:
 
-    PYTHONPATH=$PWD python benchmarks/bench_tools.py [--docs 10000] [--queries 200] [--no-write]
+    PYTHONPATH=$PWD python benchmarks/bench_tools.py [--docs 10000] [--queries 200] [--record]
 
 Appends a ``## Tools (issue 3)`` section (command, machine, date, numbers) to
-``benchmarks/RESULTS.md`` unless ``--no-write``. The corpus is generated (tests/gym/tools/test_search.py's
+``benchmarks/RESULTS.md`` with ``--record`` only. The corpus is generated (tests/gym/tools/test_search.py's
 `make_corpus`: planted documents among seeded filler), so the numbers are reproducible offline.
 """
 
@@ -58,7 +58,8 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=10000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--sandbox-runs", type=int, default=30)
-    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
+    ap.add_argument("--no-write", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = ap.parse_args()
 
     rows: list[tuple[str, str]] = []
@@ -117,7 +118,7 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    if not args.no_write:
+    if args.record:
         out = REPO / "benchmarks" / "RESULTS.md"
         prev = out.read_text() if out.exists() else "# Benchmark results\n\n"
         out.write_text(prev.rstrip("\n") + "\n\n" + text)

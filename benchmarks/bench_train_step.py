@@ -11,7 +11,7 @@ second (B x T / median step time over `--steps` steps after a warm-up step that 
   torch:         transformers' Qwen3ForCausalLM (eager, fp32) + the same loss in PyTorch + torch.optim.AdamW.
 
 Usage: PYTHONPATH=. python benchmarks/bench_train_step.py [--batch 8 --prompt 64 --completion 192 --steps 5]
-       [--append-results]   (appends a section to benchmarks/RESULTS.md)
+       [--record]   (appends a section to benchmarks/RESULTS.md; without it: print only)
 """
 
 from __future__ import annotations
@@ -199,7 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--completion", type=int, default=192)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--only", default="ours,tunix,torch")
-    ap.add_argument("--append-results", action="store_true")
+    ap.add_argument("--record", "--append-results", dest="append_results", action="store_true",
+                    help="write into the repository: append a section to benchmarks/RESULTS.md (default: print only)")
     args = ap.parse_args(argv)
     data = make_data(args.batch, args.prompt, args.completion, TINY["vocab"])
     results = {}

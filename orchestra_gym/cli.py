@@ -40,8 +40,6 @@ def _eval(args: argparse.Namespace) -> int:
         if not args.agent:
             raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
         kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-        if args.data_path:
-            kwargs["data_path"] = args.data_path
         if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
             kwargs.setdefault("models", args.models)
         factory = agent_factory(args.agent, args.seed, models=args.models)
@@ -49,6 +47,8 @@ def _eval(args: argparse.Namespace) -> int:
             env_id, options = args.env or factory.env_id, {}
             if env_id is None:
                 raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+            if args.data_path:
+                kwargs[_data_keyword(env_id)] = args.data_path
             if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
                 kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
             elif factory.env_id is not None:
@@ -96,6 +96,26 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_keyword(env_id: str) -> str:
+    """The keyword `--data-path` fills for `env_id`: ``data_path`` (HLE, FRAMES: a dataset file) or
+    ``data_dir`` (tau2: the ``data/tau2`` folder).
+
+    Raises:
+        ConfigError: the env takes no data location (ToolScale generates its tasks).
+    """
+    from orchestra_gym.errors import ConfigError
+    from orchestra_gym.registration import EnvFactory, accepted_kwargs
+
+    if env_id not in ENV_SPECS:
+        return "data_path"  # gym.make reports the unknown id
+    accepted = accepted_kwargs(EnvFactory(env_id, ENV_SPECS[env_id][0]).env_class()) or []
+    for key in ("data_path", "data_dir"):
+        if key in accepted:
+            return key
+    raise ConfigError(f"--data-path: {env_id} takes no data file or folder (its tasks are generated); "
+                      f"drop --data-path")
+
+
 def _envs(args: argparse.Namespace) -> int:
     for env_id, (entry, _) in ENV_SPECS.items():
         print(f"{env_id:<32} {entry}")
@@ -122,7 +142,8 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
-    p.add_argument("--data-path", help="dataset file for envs that need one (HLE, FRAMES)")
+    p.add_argument("--data-path", help="dataset file (HLE, FRAMES) or tau2 data folder (data/tau2 of tau2-bench); "
+                   "refused for ToolScale, whose tasks are generated")
     p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
                    "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
     p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")

@@ -79,7 +79,9 @@ class OrchestraEnv(gym.Env[str, str]):
             under the tool (``call_expert``, ``answer``, ...) and under the model it used
             (``expert-2``, ``answer-1``, ...); calls an expert made on the agent's behalf are
             counted under their domain tool too.
-        parse_errors: malformed actions so far (float); step_errors: this step's error texts.
+        parse_errors: malformed actions so far (float), unknown tools and ignored unknown
+            arguments (a call that ran with names its schema lacks) included; step_errors: this
+            step's error texts.
         turn: turns taken (float). preference: the preference vector as a dict.
         new_messages: the messages this step added, as dicts (role, content, ...), for policies
             that render their own chat template.
@@ -241,7 +243,7 @@ class OrchestraEnv(gym.Env[str, str]):
         if orchestrator_error is not None:
             return self._orchestrator_failed(orchestrator, orchestrator_error)
         parsed: ParsedAction = parse_action(action)
-        raw = action if isinstance(action, str) else parsed.raw
+        raw = parsed.raw  # the action's text, lone surrogates scrubbed (parsing.scrub_text)
         new: list[Message] = [Message("assistant", raw, tool_calls=list(parsed.tool_calls) or None)]
         step_usage = Usage()
         step_errors = list(parsed.errors)
@@ -337,7 +339,20 @@ class OrchestraEnv(gym.Env[str, str]):
             result, extra = self._execute(call)
         except Exception as e:  # a tool bug must not end the episode: report it as the result
             result, extra = ToolResult(f"Error: tool {call.name!r} failed: {type(e).__name__}: {e}", error=True), []
-        return result, extra
+        return self._note_ignored_arguments(call, result), extra
+
+    def _note_ignored_arguments(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """A call that ran with argument names its schema lacks: say so in the result and count
+        an error, as a parse error would (a call that failed already says what was wrong)."""
+        spec = next((t for t in self._tool_specs() if t.name == call.name), None)
+        ignored = spec.unknown_arguments(call.arguments) if spec is not None and not result.error else []
+        if not ignored:
+            return result
+        known = list(spec.parameters.get("properties", {}))
+        msg = f"{call.name}: ignored unknown argument(s) {ignored}; {call.name} takes {known}"
+        self.error_count += 1
+        self._step_errors.append(msg)
+        return ToolResult(f"{result.content}\n[environment] {msg}", result.error, result.usage, result.metadata)
 
     def _count(self, key: str) -> None:
         self.tool_call_counts[key] = self.tool_call_counts.get(key, 0.0) + 1.0

@@ -282,8 +282,6 @@ def _json_object(text: str) -> dict | None:
     return None
 
 
-_YES = {"yes", "true", "correct", "y"}
-_NO = {"no", "false", "incorrect", "n"}
 _HLE_KEYS = ("extracted_final_answer", "reasoning", "correct", "confidence")
 
 
@@ -294,6 +292,12 @@ def parse_hle_judgement(text: str | None) -> dict[str, Any] | None:
         ``{"extracted_final_answer": str, "reasoning": str, "correct": bool, "confidence": float}``
         (confidence in [0, 100], 100 when absent or unreadable), or None when no yes/no
         ``correct`` field can be read (a malformed reply).
+
+    The ``correct`` field is read as strictly as HLE's own judge, whose structured-output schema
+    allows exactly ``"yes"`` or ``"no"`` and whose score counts ``correct == "yes"`` (cais/hle,
+    ``judge_with_output_parsers``): only those two strings (surrounding whitespace, and markdown
+    emphasis around a labelled line's value, aside) are a verdict. ``"Yes."``, ``"y"``, ``true``
+    or ``"correct"`` are malformed, so the caller counts the answer wrong and logs the reply.
     """
     if not text:
         return None
@@ -307,12 +311,12 @@ def parse_hle_judgement(text: str | None) -> dict[str, Any] | None:
         for m in pat.finditer(_strip_fences(text)):
             fields[m.group(1).lower()] = m.group(2).strip().strip("*").strip()
     corr = fields.get("correct")
-    if isinstance(corr, bool):
-        correct = corr
-    elif isinstance(corr, str) and corr.strip().strip('."\'*').lower() in _YES | _NO:
-        correct = corr.strip().strip('."\'*').lower() in _YES
-    else:
+    if not isinstance(corr, str):
         return None
+    verdict = corr.strip() if obj is not None else corr.strip().strip("*`").strip()
+    if verdict not in ("yes", "no"):
+        return None
+    correct = verdict == "yes"
     conf_raw = fields.get("confidence", 100)
     m = re.search(r"-?\d+(?:\.\d+)?", str(conf_raw))
     confidence = min(100.0, max(0.0, float(m.group(0)))) if m else 100.0

@@ -50,6 +50,15 @@ Structured actions are accepted too: a call dict ``{"name", "arguments"[, "id"]}
 ``{"type": "function", "function": {...}}`` entry, a list of those, ``{"message": str}``, or
 ``{"tool_calls": [...], "message": str}``. Bad structured actions are errors, never exceptions.
 
+Text is scrubbed where it enters (`scrub_text`): a lone UTF-16 surrogate (``"\\ud800"``, which
+no UTF-8 encoder accepts) becomes U+FFFD in the raw text, tool names, arguments, ids and
+messages, so one bad call never breaks the conversation's later requests or the cache.
+
+Arguments may nest at most `MAX_ARGUMENT_DEPTH` levels (objects and arrays counted alike, the
+``arguments`` object itself being level 1); deeper arguments, in text or structured actions, make
+the call an error (so no deep JSON ever reaches a tool, the cache or ``json.dumps``). Like every
+malformed action, such a step still counts as a turn and as a parse error.
+
 Source: Qwen3 chat template (``<tool_call>\\n{json}\\n</tool_call>``, ``<think>``), Hermes
 function-calling format (NousResearch); ToolOrchestra (arXiv 2511.21689), whose orchestrator
 turn is reasoning followed by tool calls, and whose tau2 agents also send messages to a user.
@@ -59,6 +68,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -66,10 +76,12 @@ from orchestra_gym.types import ToolCall
 
 __all__ = [
     "FORMAT_HINT",
+    "MAX_ARGUMENT_DEPTH",
     "ParsedAction",
     "parse_action",
     "render_tool_calls",
     "render_action",
+    "scrub_text",
 ]
 
 FORMAT_HINT = (
@@ -77,6 +89,11 @@ FORMAT_HINT = (
     '<tool_call>{"name": "<tool name>", "arguments": {<JSON object>}}</tool_call> blocks, '
     "and/or <message>text for the user</message>."
 )
+
+# Deepest nesting of a call's "arguments" (objects/arrays; the arguments object is level 1). Real
+# tool schemas nest 3-4 levels; the limit stays far below Python's recursion limit (1000) so that
+# json.dumps, copy.deepcopy and the tools never recurse out of the stack.
+MAX_ARGUMENT_DEPTH = 32
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
@@ -178,10 +195,10 @@ def parse_action(
     """
     try:
         if isinstance(action, str):
-            return _parse_text(action, plain_text_as_message, think_open)
+            return _parse_text(scrub_text(action), plain_text_as_message, think_open)
         return _parse_structured(action)
     except Exception as e:  # pragma: no cover - defensive: a parser bug must not crash an episode
-        raw = action if isinstance(action, str) else _safe_repr(action)
+        raw = scrub_text(action) if isinstance(action, str) else _safe_repr(action)
         return ParsedAction(raw=raw, errors=[f"internal parser error ({type(e).__name__}: {e}). {FORMAT_HINT}"])
 
 
@@ -416,13 +433,19 @@ def _call_from_obj(obj: Any, index: int) -> tuple[ToolCall | None, str | None]:
             f'"arguments" of {name!r} must be a JSON object like {{"order_id": "#W1"}}, got {_json_type(args)}; '
             "use {} for a tool without arguments."
         )
+    if _deeper_than(args, MAX_ARGUMENT_DEPTH):
+        return None, (
+            f'"arguments" of {name!r} nest more than {MAX_ARGUMENT_DEPTH} levels deep; '
+            "tool arguments are flat objects of a few levels at most."
+        )
+    name, args = scrub_text(name), scrub_text(args)
     if "id" in obj:
         cid = obj["id"]
         if not isinstance(cid, str):
             return None, f'"id" of {name!r} must be a string, got {_json_type(cid)}; or leave it out.'
     else:
         cid = f"call_{index}"
-    return ToolCall(name=name, arguments=args, id=cid), None
+    return ToolCall(name=name, arguments=args, id=scrub_text(cid)), None
 
 
 def _parse_structured(action: Any) -> ParsedAction:
@@ -465,7 +488,7 @@ def _parse_structured(action: Any) -> ParsedAction:
     else:
         out.errors.append(f"an action must be text or a dict/list, got {type(action).__name__}. {hint}")
     _add_calls(out, calls_in, hint)
-    out.message = message
+    out.message = scrub_text(message)
     out.raw = render_action(out.tool_calls, message=out.message) if not out.errors else _safe_repr(action)
     return out
 
@@ -544,8 +567,55 @@ def _json_type(v: Any) -> str:
     return type(v).__name__
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_text(value: Any) -> Any:
+    """`value` with every lone UTF-16 surrogate (U+D800..U+DFFF) in its strings replaced by U+FFFD.
+
+    Strings, and the keys and values of dicts, lists and tuples (recursively), are scrubbed;
+    other values are returned as they are. Such code points cannot be encoded as UTF-8, so one
+    of them in a request body, a cache key or a log line would raise ``UnicodeEncodeError``.
+    """
+    if isinstance(value, str):
+        return _SURROGATE_RE.sub("\ufffd", value) if _SURROGATE_RE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub_text(k): scrub_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_text(v) for v in value)
+    return value
+
+
+def _deeper_than(obj: Any, limit: int) -> bool:
+    """True when `obj` nests dicts/lists/tuples more than `limit` levels (iterative: any depth,
+    cycles included, is answered without recursion)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            children: Iterable[Any] = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if d > limit:
+            return True
+        stack.extend((c, d + 1) for c in children)
+    return False
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 8, 200, 200
+
+
 def _safe_repr(v: Any) -> str:
+    """JSON text of `v` when it is shallow enough, else a bounded `reprlib` form (never raises)."""
     try:
-        return json.dumps(v, ensure_ascii=False, default=repr)
+        if not _deeper_than(v, MAX_ARGUMENT_DEPTH + 2):
+            return scrub_text(json.dumps(v, ensure_ascii=False, default=repr))
     except Exception:
-        return repr(v)
+        pass
+    try:
+        return scrub_text(_REPR.repr(v))
+    except Exception:
+        return f"<unprintable {type(v).__name__}>"

@@ -20,6 +20,7 @@ import numpy as np
 from orchestra_gym.errors import did_you_mean
 
 __all__ = [
+    "EXPERT_POOL",
     "ModelPrice",
     "PricingSchedule",
     "PAPER",
@@ -104,6 +105,15 @@ _ALIASES = {
     "Llama-3.3-70B": "meta-llama/Llama-3.3-70B-Instruct",
     "Qwen3-8B": "Qwen/Qwen3-8B",
     "claude-opus-4.1": "claude-opus-4-1",
+}
+# The expert pool of call_expert (tau2 / ToolScale): anonymised expert id -> priced model id, strongest
+# first. The one definition, used by the simulated experts (`orchestra_gym.tools.simulated.DEFAULT_EXPERTS`)
+# and by every models file (`orchestra_gym.tools.models`: the default for expert ids a file does not alias).
+# The paper's generalist pool (Sec. 4.1: GPT-5, GPT-5-mini, an open model); the ids are our choice.
+EXPERT_POOL: dict[str, str] = {
+    "expert-1": "gpt-5",
+    "expert-2": "gpt-5-mini",
+    "expert-3": "Qwen/Qwen3-32B",
 }
 _PAPER_FEES = {
     "code_interpreter_per_s": 8.3e-6,  # USD per second of code execution (paper App. D)

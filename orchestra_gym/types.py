@@ -162,6 +162,17 @@ class ToolSpec:
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
+    def unknown_arguments(self, arguments: dict[str, Any]) -> list[str]:
+        """Names in `arguments` that the schema does not declare, in the call's order.
+
+        Empty when the schema declares no ``properties`` or allows ``additionalProperties``
+        (then every name is accepted).
+        """
+        props = self.parameters.get("properties") if isinstance(self.parameters, dict) else None
+        if not isinstance(props, dict) or not props or self.parameters.get("additionalProperties"):
+            return []
+        return [str(k) for k in arguments if k not in props]
+
 
 @dataclass
 class Message:

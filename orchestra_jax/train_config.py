@@ -394,10 +394,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     # The offline default: CPU (2 cores, <= 20 minutes), a small Qwen3 with a small byte-level BPE
     # tokenizer built from the env's own texts, ToolScale-synthetic with simulated experts of different
     # prices and accuracies, a cost-weighted preference vector; SFT warm start, then GRPO.
-    # Preference: outcome 1, cost 0.5, and a tool preference for expert-2 (a user who prefers the
-    # mid-priced open model, the paper's per-tool preference components, Sec. 3.2). With the min-max
-    # normalisation within a group, a cost-only preference pushes the policy to the cheapest expert
-    # (expert-3), which solves fewer tasks than the warm start's mix; see benchmarks/RESULTS.md.
+    # Preference: outcome 1, cost 0.5, and a tool preference for expert-2 (a user who prefers
+    # gpt-5-mini, the paper's per-tool preference components, Sec. 3.2; pricing.EXPERT_POOL). With the
+    # min-max normalisation within a group, a cost-only preference pushes the policy to the cheapest
+    # expert, which solves fewer tasks than the warm start's mix; see benchmarks/RESULTS.md.
     "tiny-toolscale": {
         "name": "tiny-toolscale",
         "model_preset": "tiny",

@@ -1,4 +1,9 @@
-"""Shared pytest setup: paths to the real data in ../shared/data (read, never copied)."""
+"""Shared pytest setup: where the real data is (read, never copied).
+
+Tests find their data through ``ORCHESTRA_DATA_DIR`` (README, "Data" and "Which tests need which
+data"); when it is not set, the development layout ``<repo>/../shared/data`` is used (the legacy
+``ORCHESTRA_SHARED_DATA`` is honoured too). Tests whose data is absent skip and say what to set.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("ORCHESTRA_SHARED_DATA", REPO.parent / "shared" / "data"))
+os.environ.setdefault("ORCHESTRA_DATA_DIR", os.environ.get("ORCHESTRA_SHARED_DATA") or str(REPO.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ["ORCHESTRA_DATA_DIR"])
 
 # tau2 data for the tests: $TAU2_DATA_DIR, else ../shared/data/tau2 (tau2-bench v0.2.0's exact files,
 # which the reference recordings in ../shared/data/tau2_reference come from), else the data folder
@@ -25,7 +31,7 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """`../shared/data` (or $ORCHESTRA_SHARED_DATA); skips when absent."""
+    """``$ORCHESTRA_DATA_DIR`` (default ``../shared/data``); skips when absent."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data folder {SHARED_DATA} is absent (set ORCHESTRA_SHARED_DATA to the data folder)")
+        pytest.skip(f"data folder {SHARED_DATA} is absent (set ORCHESTRA_DATA_DIR to the data folder, README: Data)")
     return SHARED_DATA

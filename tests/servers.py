@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 __all__ = ["Fault", "RecordedRequest", "LocalServer", "OpenAIServer", "TavilyServer"]
 
-FAULT_KINDS = ("delay", "429", "500", "503", "malformed", "drop", "401")
+FAULT_KINDS = ("delay", "429", "500", "503", "malformed", "drop", "401", "trickle", "huge")
 
 
 @dataclass
@@ -44,12 +44,16 @@ class Fault:
     kind: ``"delay"`` (sleep `seconds`, then answer normally), ``"429"`` (with ``Retry-After:
     retry_after`` when given), ``"500"``/``"503"``, ``"malformed"`` (200 with a non-JSON body),
     ``"drop"`` (close the socket without answering), ``"401"`` (echoes the request headers in the
-    body: for testing that clients redact keys).
+    body: for testing that clients redact keys), ``"trickle"`` (a valid reply sent one byte per
+    `seconds`), ``"huge"`` (200 with a JSON body of `size` bytes; ``declare_length=False`` sends
+    it chunked, without ``Content-Length``).
     """
 
     kind: str
     seconds: float = 0.0
     retry_after: float | None = None
+    size: int = 0
+    declare_length: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -88,11 +92,12 @@ class LocalServer:
         with self._lock:
             return len(self.requests)
 
-    def queue_fault(self, kind: str, seconds: float = 0.0, retry_after: float | None = None, times: int = 1) -> None:
+    def queue_fault(self, kind: str, seconds: float = 0.0, retry_after: float | None = None, times: int = 1,
+                    size: int = 0, declare_length: bool = True) -> None:
         """Make the next `times` requests fail with `kind` (see `Fault`)."""
         with self._lock:
             for _ in range(times):
-                self._faults.append(Fault(kind, seconds, retry_after))
+                self._faults.append(Fault(kind, seconds, retry_after, size, declare_length))
 
     @property
     def port(self) -> int:
@@ -160,11 +165,55 @@ class LocalServer:
                     elif fault.kind == "malformed":
                         self._send_bytes(200, b'{"choices": [ this is not json', "application/json")
                         return
+                    elif fault.kind == "huge":
+                        self._send_huge(fault.size, fault.declare_length)
+                        return
                 try:
                     status, obj = server.handle(self.path, body, headers)
                 except Exception as e:  # a bug in a scripted reply: answer 500 so the test sees it
                     status, obj = 500, {"error": {"message": f"test server error: {e!r}"}}
+                if fault is not None and fault.kind == "trickle":
+                    self._send_trickle(status, json.dumps(obj).encode(), fault.seconds)
+                    return
                 self._send(status, obj)
+
+            def _send_trickle(self, status: int, payload: bytes, seconds: float) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(seconds)
+                except OSError:  # the client gave up: expected
+                    self.close_connection = True
+
+            def _send_huge(self, size: int, declare_length: bool) -> None:
+                head, tail = b'{"pad": "', b'"}'
+                n = max(size - len(head) - len(tail), 0)
+                block = b"x" * 65536
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if declare_length:
+                        self.send_header("Content-Length", str(len(head) + n + len(tail)))
+                    else:
+                        self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    parts = [head] + [block] * (n // len(block)) + [block[: n % len(block)], tail]
+                    for part in parts:
+                        if not part:
+                            continue
+                        if declare_length:
+                            self.wfile.write(part)
+                        else:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                    if not declare_length:
+                        self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client stopped reading: expected
+                    self.close_connection = True
 
             def _send(self, status: int, obj: Any, extra: dict[str, str] | None = None) -> None:
                 self._send_bytes(status, json.dumps(obj).encode(), "application/json", extra)

@@ -19,6 +19,7 @@ import numpy as np
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
 from orchestra_gym.parsing import render_tool_calls
+from orchestra_gym.pricing import EXPERT_POOL
 from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
@@ -58,10 +59,11 @@ class ModelExpert:
 
 
 def experts_from_models_file(
-    models: Any, names: "list[str] | tuple[str, ...]" = ("expert-1", "expert-2", "expert-3"), cache: Any = None,
+    models: Any, names: "list[str] | tuple[str, ...]" = tuple(EXPERT_POOL), cache: Any = None,
     cache_mode: str = "record-missing",
 ) -> tuple[list[ModelExpert], Any]:
-    """Build real experts from a models file (path or `ModelsConfig`).
+    """Build real experts from a models file (path or `ModelsConfig`); `names` defaults to the expert
+    pool's ids (`orchestra_gym.pricing.EXPERT_POOL`: expert-1..3).
 
     Returns the experts and the pricing schedule with the file's prices (USD per 1M tokens).
     With `cache` (a path or `CallCache`) every expert call goes through the record/replay cache.
@@ -369,9 +371,9 @@ class ToolScaleEnv(FunctionCallingEnv):
     ``operation_completeness``. ``tools`` (reset only): the tools as OpenAI schemas.
 
     ## Tools
-    Domain tools cost nothing. ``call_expert(expert)``: a simulated expert (expert-1: gpt-5 price,
-    expert-2: Qwen3-32B price, expert-3: Qwen3-8B price; accuracies and latency models in
-    `orchestra_gym.tools.simulated`); its proposal is executed as the turn's action.
+    Domain tools cost nothing. ``call_expert(expert)``: a simulated expert (the pool
+    `orchestra_gym.pricing.EXPERT_POOL`: expert-1 gpt-5, expert-2 gpt-5-mini, expert-3 Qwen3-32B
+    prices; accuracies and latency models in `orchestra_gym.tools.simulated`); its proposal is executed as the turn's action.
 
     ## Version History
     * v0: initial release.

@@ -45,6 +45,10 @@ class Tau2Env(FunctionCallingEnv):
     ENV_ASSERTION, ACTION, NL_ASSERTION); NL assertions need a ``judge`` and are otherwise listed
     as not evaluated in ``info["reward_breakdown"]["not_evaluated"]`` (the reward then covers the
     other components). A premature end (turn limit, too many errors) scores 0.
+    COMMUNICATE follows tau2 exactly (parity): each ``communicate_info`` string must occur,
+    lower-cased, in an agent message lower-cased *with its commas removed*; the expected string
+    keeps its commas, so an info such as ``"$1,000"`` can never be met (tau2 v0.2.0 behaves the
+    same). ToolScale's process-fidelity check (`ToolScaleEnv`) normalises both sides instead.
 
     ## Starting State
     The task's initial state applied as tau2 does (copy on write: a reset costs microseconds even

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from orchestra_gym.data_paths import dataset_path
 from orchestra_gym.tasks.hle import category_slug, read_rows
 from orchestra_gym.types import Task
 
@@ -43,12 +44,10 @@ _ALIASES = {"Prompt": ("Prompt", "question", "prompt"), "Answer": ("Answer", "tr
 _URL = re.compile(r"(?:https?://|(?<![\w/.-])(?:[\w-]+\.)+wikipedia\.org/)\S+", re.IGNORECASE)
 
 
-def default_frames_path() -> Path:
-    """``$FRAMES_DATA_PATH``, else ``<repo>/../shared/data/frames/frames_test_set.csv`` (may not exist)."""
-    env = os.environ.get("FRAMES_DATA_PATH")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "frames" / "frames_test_set.csv"
+def default_frames_path() -> Path | None:
+    """``$FRAMES_DATA_PATH``, else ``$ORCHESTRA_DATA_DIR/frames/frames_test_set.csv`` (may not exist),
+    else None (`orchestra_gym.data_paths`)."""
+    return dataset_path("frames")
 
 
 def _clean_url(tok: str) -> str:
@@ -172,7 +171,7 @@ def load_frames(data_path: str | os.PathLike[str] | None = None) -> list[Task]:
     """
     if data_path is None:
         default = default_frames_path()
-        if default.exists():
+        if default is not None and default.exists():
             data_path = default
         else:
             try:

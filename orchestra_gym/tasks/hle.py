@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from orchestra_gym.data_paths import dataset_path
 from orchestra_gym.types import Task
 
 __all__ = ["load_hle", "hle_task", "read_rows", "category_slug", "HF_DATASET", "ACCESS_HELP"]
@@ -160,7 +161,8 @@ def load_hle(split: str = "test", text_only: bool = True, data_path: str | os.Pa
         split: Hugging Face split (HLE has ``"test"``); ignored for a local file.
         text_only: drop rows with an image (the paper's text-only subset).
         data_path: a local JSONL/JSON/parquet/CSV file in HLE's schema; when None, the
-            ``HLE_DATA_PATH`` environment variable, else the gated ``cais/hle`` through `datasets`.
+            ``HLE_DATA_PATH`` environment variable, else ``$ORCHESTRA_DATA_DIR/hle/hle.jsonl`` when
+            that file exists, else the gated ``cais/hle`` through `datasets`.
 
     Returns:
         list of `Task` (domain ``"hle"``), in file order.
@@ -171,7 +173,10 @@ def load_hle(split: str = "test", text_only: bool = True, data_path: str | os.Pa
             (`ACCESS_HELP`).
         FileNotFoundError, ValueError: a bad local file (see `read_rows`, `hle_task`).
     """
-    data_path = data_path or os.environ.get("HLE_DATA_PATH") or None
+    if data_path is None:  # $HLE_DATA_PATH, else $ORCHESTRA_DATA_DIR/hle/hle.jsonl when that file exists
+        configured = dataset_path("hle")
+        if configured is not None and (os.environ.get("HLE_DATA_PATH") or configured.is_file()):
+            data_path = configured
     if data_path is not None:
         return _from_rows(read_rows(data_path), text_only)
     try:

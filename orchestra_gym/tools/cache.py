@@ -16,7 +16,9 @@ API keys or endpoint URLs (a moved endpoint still replays). Failed calls are not
 
 Files: a database carries ``PRAGMA application_id = 0x4F524348`` ("ORCH") and a ``meta`` table with
 ``schema = orchestra-call-cache`` and ``version``; any other SQLite file or a non-SQLite file gives a
-`CacheError` naming the file and the fix. Each thread and process uses its own connection; writes
+`CacheError` naming the file and the fix. A 0-byte file (a truncated copy, a ``touch``) is a
+`CacheError` in ``replay`` mode (a replay against an empty cache is never what was meant) and a
+logged warning in the recording modes, which then initialise it. Each thread and process uses its own connection; writes
 are single statements under WAL with a busy timeout, so concurrent writers (threads or
 processes) lose nothing.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -32,10 +35,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from orchestra_gym.parsing import scrub_text
 from orchestra_gym.tools.llm import ChatModel, ChatResponse, messages_to_openai, tools_to_openai
 from orchestra_gym.types import Message, ToolResult, ToolSpec
 
 __all__ = ["CallCache", "CachedChatModel", "cached_tool_call", "CacheError", "MODES", "canonical_json", "request_key", "chat_request"]
+
+log = logging.getLogger(__name__)
 
 MODES = ("off", "record", "replay", "record-missing")
 APPLICATION_ID = 0x4F524348  # "ORCH"
@@ -59,9 +65,10 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
 
 def chat_request(model: str, messages: list[Message | dict[str, Any]], tools: list[ToolSpec | dict[str, Any]] | None,
                  sampling: dict[str, Any]) -> dict[str, Any]:
-    """The canonical chat request used for cache keys: model, OpenAI-form messages and tools, sampling."""
-    return {"model": model, "messages": messages_to_openai(messages), "tools": tools_to_openai(tools) or [],
-            "sampling": dict(sampling)}
+    """The canonical chat request used for cache keys: model, OpenAI-form messages and tools, sampling
+    (lone surrogates replaced by U+FFFD, as the request body has them: `parsing.scrub_text`)."""
+    return scrub_text({"model": model, "messages": messages_to_openai(messages), "tools": tools_to_openai(tools) or [],
+                       "sampling": dict(sampling)})
 
 
 _SCHEMA = """
@@ -87,8 +94,8 @@ class CallCache:
 
     Raises:
         ValueError: unknown mode.
-        CacheError: the file is not a SQLite database, belongs to another application, or has a
-            newer schema version.
+        CacheError: the file is not a SQLite database, belongs to another application, has a
+            newer schema version, or is empty (0 bytes) in ``replay`` mode.
     """
 
     def __init__(self, path: "str | os.PathLike[str]", mode: str = "record-missing", busy_timeout_s: float = 30.0):
@@ -99,6 +106,7 @@ class CallCache:
         self.busy_timeout_s = float(busy_timeout_s)
         self._local = threading.local()
         if mode != "off":
+            self._check_not_empty()
             self._conn()  # validate / create now, not at the first call
 
     def __repr__(self) -> str:
@@ -117,6 +125,19 @@ class CallCache:
     def _bad(self, problem: str) -> CacheError:
         return CacheError(f"cache file {self.path} {problem}; fix: move or delete it, or point the cache at "
                           f"another path (mode={self.mode!r})")
+
+    def _check_not_empty(self) -> None:
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError:
+            return  # missing: created (record modes) or every lookup a miss (replay)
+        if not empty:
+            return
+        if self.mode == "replay":
+            raise CacheError(f"cache file {self.path} is empty (0 bytes): replaying against it would miss every call; "
+                             f"fix: point the cache at the file the run recorded, or record first "
+                             f"(mode='record' or 'record-missing')")
+        log.warning("cache file %s is empty (0 bytes); starting a new cache in it (mode=%r)", self.path, self.mode)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

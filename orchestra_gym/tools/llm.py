@@ -12,6 +12,17 @@ Accounting (ToolOrchestra Sec. 3.2: every call has a cost and a latency):
   from the models file, overrides the pricing schedule);
 * latency (s): wall-clock of the whole call, retries and back-off included (``time.perf_counter``).
 
+Bounds (per attempt, `RetryPolicy`): ``timeout_s`` is an overall deadline for the whole attempt
+(connect, send, and every byte of the body: a server that trickles its reply is cut off), and at
+most ``max_response_bytes`` of (decoded) body are read (``Content-Length`` checked first); a
+larger body fails the attempt, unretried. The deadline is checked between reads, so a sync
+attempt can run past it by at most one read timeout (``timeout_s``) when the server stalls
+completely; the async path is cut at the deadline exactly (``asyncio.wait_for``). ``usage`` is
+validated (`check_usage`: finite, non-negative, at most `MAX_TOKENS_PER_CALL` tokens each): a
+reply with implausible usage is an error response holding the raw values, so no ``inf`` or NaN
+cost ever reaches a reward. Lone surrogates in reply text are replaced (`parsing.scrub_text`),
+so one bad reply cannot poison the conversation's later requests.
+
 Failures never raise out of `OpenAIChatModel.complete`: timeouts, connection errors, HTTP 429 and
 5xx are retried with exponential back-off and full jitter (``Retry-After`` seconds honoured for
 429/503); when retries run out, or on a non-retryable failure, the response carries ``error`` text
@@ -26,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import random
 import threading
@@ -37,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.parsing import scrub_text
 from orchestra_gym.types import Message, ToolCall, ToolResult, ToolSpec, Usage
 
 __all__ = [
@@ -49,6 +62,10 @@ __all__ = [
     "asend_with_retries",
     "redact",
     "SAMPLING_KEYS",
+    "MAX_TOKENS_PER_CALL",
+    "ResponseTooLarge",
+    "check_usage",
+    "BadUsage",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,7 +95,10 @@ class RetryPolicy:
         base_backoff_s: back-off scale in seconds.
         max_backoff_s: cap of one back-off sleep in seconds.
         max_retry_after_s: cap on an honoured ``Retry-After`` header, in seconds.
-        timeout_s: per-attempt HTTP timeout (connect, read, write, pool) in seconds.
+        timeout_s: per-attempt deadline in seconds: connect, send and the whole body (not per
+            read; see the module docstring for the bound).
+        max_response_bytes: most bytes of (decoded) response body read per attempt; a larger
+            body fails the attempt with `ResponseTooLarge` (not retried). Default 32 MiB.
     """
 
     max_retries: int = 3
@@ -86,6 +106,7 @@ class RetryPolicy:
     max_backoff_s: float = 20.0
     max_retry_after_s: float = 60.0
     timeout_s: float = 60.0
+    max_response_bytes: int = 32 * 1024 * 1024
 
     def backoff(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
         """Seconds to sleep before retry number `attempt` (0-based)."""
@@ -113,6 +134,65 @@ class HTTPOutcome:
     latency_s: float
 
 
+class ResponseTooLarge(Exception):
+    """A response body longer than `RetryPolicy.max_response_bytes` (the attempt fails, unretried)."""
+
+
+class _DeadlineExceeded(httpx.TimeoutException):
+    """The attempt's overall deadline passed while the body was still arriving (retried as a timeout)."""
+
+
+def _check_length(resp: httpx.Response, cap: int) -> None:
+    declared = resp.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        raise ResponseTooLarge(f"response body of {int(declared)} bytes (Content-Length) exceeds max_response_bytes={cap}")
+
+
+def _add_chunk(body: bytearray, chunk: bytes, cap: int, deadline: float, timeout_s: float) -> None:
+    body += chunk
+    if len(body) > cap:
+        raise ResponseTooLarge(f"response body exceeds max_response_bytes={cap} (stopped reading at {len(body)} bytes)")
+    if time.monotonic() > deadline:
+        raise _DeadlineExceeded(f"response not complete within the attempt's deadline of {timeout_s:g} s")
+
+
+def _buffered(resp: httpx.Response, body: bytearray) -> httpx.Response:
+    """A plain response holding the already-decoded `body` (encoding headers dropped)."""
+    headers = [(k, v) for k, v in resp.headers.items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    return httpx.Response(resp.status_code, headers=headers, content=bytes(body), request=resp.request)
+
+
+def _post_bounded(client: httpx.Client, url: str, payload: dict[str, Any], headers: dict[str, str],
+                  policy: RetryPolicy) -> httpx.Response:
+    """One attempt: POST and read the body under the policy's deadline and size cap."""
+    deadline = time.monotonic() + policy.timeout_s
+    body = bytearray()
+    with client.stream("POST", url, content=_json_bytes(payload), headers={"Content-Type": "application/json", **headers}, timeout=policy.timeout_s) as resp:
+        _check_length(resp, policy.max_response_bytes)
+        for chunk in resp.iter_bytes():
+            _add_chunk(body, chunk, policy.max_response_bytes, deadline, policy.timeout_s)
+        return _buffered(resp, body)
+
+
+async def _apost_bounded(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str],
+                         policy: RetryPolicy) -> httpx.Response:
+    """Async twin of `_post_bounded`."""
+    deadline = time.monotonic() + policy.timeout_s
+    body = bytearray()
+    async with client.stream("POST", url, content=_json_bytes(payload), headers={"Content-Type": "application/json", **headers},
+                             timeout=policy.timeout_s) as resp:
+        _check_length(resp, policy.max_response_bytes)
+        async for chunk in resp.aiter_bytes():
+            _add_chunk(body, chunk, policy.max_response_bytes, deadline, policy.timeout_s)
+        return _buffered(resp, body)
+
+
+def _json_bytes(payload: dict[str, Any]) -> bytes:
+    """The request body; lone surrogates become U+FFFD (never a ``UnicodeEncodeError``)."""
+    return json.dumps(scrub_text(payload), ensure_ascii=False).encode("utf-8")
+
+
 def _retry_after_seconds(resp: httpx.Response) -> float | None:
     value = resp.headers.get("retry-after")
     if value is None:
@@ -126,6 +206,8 @@ def _retry_after_seconds(resp: httpx.Response) -> float | None:
 def _classify(resp: httpx.Response | None, exc: BaseException | None) -> tuple[bool, str]:
     """(retryable, description) of one failed attempt."""
     if exc is not None:
+        if isinstance(exc, _DeadlineExceeded):
+            return True, f"timeout ({exc})"
         if isinstance(exc, httpx.TimeoutException):
             return True, f"timeout ({type(exc).__name__})"
         if isinstance(exc, httpx.TransportError):
@@ -178,16 +260,17 @@ def send_with_retries(
 ) -> HTTPOutcome:
     """POST `payload` as JSON to `url`, retrying per `policy`; never raises for HTTP failures.
 
-    Retried: timeouts, transport errors (refused or dropped connections), HTTP 429 and 5xx.
-    Not retried: other 4xx. ``secrets`` are redacted from every error text and log line.
+    Retried: timeouts (the attempt's overall deadline included), transport errors (refused or
+    dropped connections), HTTP 429 and 5xx. Not retried: other 4xx, a body over
+    ``policy.max_response_bytes``. ``secrets`` are redacted from every error text and log line.
     """
     st = _Attempts(url, policy, rng, secrets, what)
     while True:
         st.n += 1
         resp, exc = None, None
         try:
-            resp = client.post(url, json=payload, headers=headers, timeout=policy.timeout_s)
-        except httpx.HTTPError as e:  # timeouts, connect errors, dropped connections, bad URLs
+            resp = _post_bounded(client, url, payload, headers, policy)
+        except (httpx.HTTPError, ResponseTooLarge) as e:  # timeouts, connect errors, dropped connections, bad URLs
             exc = e
         if resp is not None and resp.is_success:
             return st.success(resp)
@@ -213,8 +296,10 @@ async def asend_with_retries(
         st.n += 1
         resp, exc = None, None
         try:
-            resp = await client.post(url, json=payload, headers=headers, timeout=policy.timeout_s)
-        except httpx.HTTPError as e:
+            resp = await asyncio.wait_for(_apost_bounded(client, url, payload, headers, policy), policy.timeout_s)
+        except asyncio.TimeoutError:
+            exc = _DeadlineExceeded(f"response not complete within the attempt's deadline of {policy.timeout_s:g} s")
+        except (httpx.HTTPError, ResponseTooLarge) as e:
             exc = e
         if resp is not None and resp.is_success:
             return st.success(resp)
@@ -328,7 +413,8 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
         (assistant message, raw-info dict, prompt_tokens, completion_tokens).
 
     Raises:
-        ValueError: when the body does not have ``choices[0].message`` (message says which field).
+        ValueError: when the body does not have ``choices[0].message`` (message says which field);
+            `BadUsage` (a ValueError) when ``usage`` fails `check_usage`.
     """
     if not isinstance(data, dict):
         raise ValueError(f"response body is {type(data).__name__}, expected a JSON object")
@@ -346,7 +432,7 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
     for i, tc in enumerate(msg.get("tool_calls") or []):
         fn = (tc or {}).get("function") or {}
         name = str(fn.get("name") or "")
-        call_id = str(tc.get("id") or f"call_{i}")
+        call_id = scrub_text(str(tc.get("id") or f"call_{i}"))
         args_text = fn.get("arguments")
         args: Any
         if isinstance(args_text, dict):
@@ -357,20 +443,54 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
             except (TypeError, json.JSONDecodeError) as e:
                 errors.append(f"tool_calls[{i}] ({name}): arguments are not valid JSON: {e}")
                 args = {}
-                bad_arguments[call_id] = str(args_text)
+                bad_arguments[call_id] = scrub_text(str(args_text))
         if not isinstance(args, dict):
             errors.append(f"tool_calls[{i}] ({name}): arguments must be a JSON object, got {type(args).__name__}")
-            bad_arguments[call_id] = args_text if isinstance(args_text, str) else json.dumps(args_text)
+            bad_arguments[call_id] = scrub_text(args_text if isinstance(args_text, str) else json.dumps(args_text))
             args = {}
-        calls.append(ToolCall(name=name, arguments=args, id=call_id))
+        calls.append(ToolCall(name=scrub_text(name), arguments=scrub_text(args), id=call_id))
     if errors:
         raw["tool_call_errors"] = errors
         raw["bad_arguments"] = bad_arguments
     usage = data.get("usage") or {}
-    pt = int(usage.get("prompt_tokens") or 0)
-    ct = int(usage.get("completion_tokens") or 0)
-    message = Message(role="assistant", content=msg.get("content") or "", tool_calls=calls or None)
+    if not isinstance(usage, dict):
+        raise ValueError(f"'usage' is {type(usage).__name__}, expected an object with prompt_tokens, completion_tokens")
+    pt, ct = check_usage(usage)
+    message = Message(role="assistant", content=scrub_text(msg.get("content") or ""), tool_calls=calls or None)
     return message, raw, pt, ct
+
+
+MAX_TOKENS_PER_CALL = 10_000_000  # far above any model's context window plus output: tokens
+
+
+class BadUsage(ValueError):
+    """A reply's ``usage`` that cannot be billed; ``raw`` holds the values as received."""
+
+    def __init__(self, message: str, raw: dict[str, Any]):
+        super().__init__(message)
+        self.raw = raw
+
+
+def check_usage(usage: dict[str, Any]) -> tuple[int, int]:
+    """Validate an OpenAI ``usage`` object at the boundary: (prompt_tokens, completion_tokens).
+
+    Each count must be a finite, non-negative, whole number of at most `MAX_TOKENS_PER_CALL`
+    tokens (a missing or null count is 0).
+
+    Raises:
+        BadUsage (a ``ValueError``): names the field and the value; ``.raw`` holds both counts as received.
+    """
+    raw = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")}
+    out = []
+    for key, v in raw.items():
+        v = 0 if v is None else v
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 \
+            and v <= MAX_TOKENS_PER_CALL and float(v).is_integer()
+        if not ok:
+            raise BadUsage(f"implausible usage.{key}={v!r} (must be a whole number of tokens in "
+                           f"[0, {MAX_TOKENS_PER_CALL}]); usage not billed", {k: repr(x) for k, x in raw.items()})
+        out.append(int(v))
+    return out[0], out[1]
 
 
 _SEMAPHORES: dict[tuple[str, str, int], threading.BoundedSemaphore] = {}
@@ -528,6 +648,10 @@ class OpenAIChatModel:
         try:
             data = out.response.json()
             message, info, pt, ct = parse_completion(data)
+        except BadUsage as e:
+            log.warning("model %r at %s: %s; raw usage %s", self.model, self.url, e, e.raw)
+            return ChatResponse.failure(f"model {self.model!r}: {e}; raw usage {e.raw}", out.latency_s,
+                                        bad_usage=e.raw, **raw)
         except (ValueError, json.JSONDecodeError) as e:
             snippet = redact(out.response.text[:200], secrets)
             return ChatResponse.failure(

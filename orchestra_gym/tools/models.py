@@ -178,6 +178,9 @@ def _number(source: str, where: str, value: Any, kind: type, positive: bool = Fa
 def parse_models(data: Any, source: str = "<memory>") -> ModelsConfig:
     """Validate a parsed models file (dict) into a `ModelsConfig`.
 
+    Expert ids the file does not alias (``expert-1``..``expert-3``) default to the project's one
+    expert pool, `orchestra_gym.pricing.EXPERT_POOL`, when the file defines that model.
+
     Raises:
         ModelsFileError: naming the file, the offending key and the fix.
     """
@@ -256,6 +259,9 @@ def parse_models(data: Any, source: str = "<memory>") -> ModelsConfig:
         if a in models:
             raise _err(source, f"[aliases].{a!r}", "is also a model id", "rename the alias or the model")
         aliases[str(a)] = target
+    for expert, model_id in _pricing.EXPERT_POOL.items():  # the one expert pool, unless the file says otherwise
+        if expert not in aliases and expert not in models and model_id in models:
+            aliases[expert] = model_id
     cfg = ModelsConfig(models=models, aliases=aliases, source=source)
     for a in aliases:
         try:

@@ -10,8 +10,11 @@ code starts (Linux ``unshare(2)``, ``setrlimit(2)``, ``prctl(2)``):
 * new network namespace (``CLONE_NEWNET``): no interface but a down loopback, so no network;
 * new PID namespace (``CLONE_NEWPID``): the code runs as PID 1 of its namespace, so when it exits
   or is killed every process it started (grandchildren, ``setsid`` escapers) is killed too;
-* new mount namespace (``CLONE_NEWNS``): ``/tmp``, ``/var/tmp`` and ``/dev/shm`` are the call's
-  own temporary working directory, and ``/proc`` shows only the sandbox's processes;
+* new mount namespace (``CLONE_NEWNS``) in which every mount is read-only (``mount_setattr(2)``
+  with ``AT_RECURSIVE``; per-mount remounts on kernels before 5.12), so no world-writable path of
+  the host (``/run/lock``, ...) can be written; ``/tmp``, ``/var/tmp`` and ``/dev/shm`` are one
+  fresh tmpfs of ``disk_mb`` MiB (the total the code can write, all files together), which
+  disappears with the namespace at the end of the call; ``/proc`` shows only the sandbox's processes;
 * as an unprivileged user (``nobody``) when the caller is root (root ignores ``RLIMIT_NPROC``),
   with ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing); a non-root caller gets a new user
   namespace instead;
@@ -21,7 +24,15 @@ code starts (Linux ``unshare(2)``, ``setrlimit(2)``, ``prctl(2)``):
   ``LANG`` (no secrets); stdin is ``/dev/null``; stdout and stderr are capped.
 
 The wall-clock limit is enforced by the launcher (SIGKILL of the namespace's PID 1 at the
-deadline) with a backstop in the caller (``killpg`` of the whole session shortly after). If
+deadline) with a backstop in the caller (``killpg`` of the whole session shortly after). CPU is
+billed for the whole process tree, children killed at the end included (see `SandboxResult`).
+The caller's working directory (the script; in ``isolation="none"`` everything the code writes)
+is removed by `remove_tree`, which handles trees of any depth and never loses the result.
+
+Limits (what is not isolated): the code shares the host kernel (a kernel exploit escapes); it can
+read every file the ``nobody`` user can read; ``isolation="none"`` keeps only the session, process
+group, rlimits, per-file size limit and scrubbed environment (network allowed, writes land on the
+host filesystem, no total disk quota, no read-only root). If
 isolation cannot be set up the call fails closed with `SandboxError`, whose message says how the
 environment's operator can opt out: ``isolation="none"`` or ``ORCHESTRA_SANDBOX_ISOLATION=none``
 (session, process group, rlimits and scrubbed environment only; network allowed).
@@ -33,6 +44,7 @@ Cost (ToolOrchestra App. D): CPU seconds x the pricing fee ``code_interpreter_pe
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pwd
 import selectors
@@ -50,11 +62,12 @@ from typing import Any
 from orchestra_gym import pricing as _pricing
 from orchestra_gym.types import ToolResult, ToolSpec, Usage
 
-__all__ = ["SandboxResult", "SandboxError", "run_python", "PythonSandbox", "ISOLATION_ENV", "PYTHON_ENV"]
+__all__ = ["SandboxResult", "SandboxError", "run_python", "remove_tree", "PythonSandbox", "ISOLATION_ENV", "PYTHON_ENV"]
 
 ISOLATION_ENV = "ORCHESTRA_SANDBOX_ISOLATION"  # "none" opts out of namespaces (operator's choice)
 ALLOW_NETWORK_ENV = "ORCHESTRA_SANDBOX_ALLOW_NETWORK"  # "1": same as isolation "none"
 PYTHON_ENV = "ORCHESTRA_SANDBOX_PYTHON"  # interpreter for the code (must be readable by the sandbox user)
+_log = logging.getLogger(__name__)
 _OPT_OUT = (f"to run without namespaces (network allowed) the environment's operator can pass "
             f"isolation='none' or set {ISOLATION_ENV}=none")
 
@@ -72,8 +85,12 @@ class SandboxResult:
             ``max_output_bytes`` with a ``[... N bytes truncated]`` note.
         exit_code: the interpreter's exit status; negative = killed by that signal (e.g. -9).
         timed_out: True when the wall-clock limit killed the code.
-        cpu_s: user + system CPU seconds of the code and the children it waited for.
+        cpu_s: user + system CPU seconds of the whole process tree: the code, the children it
+            waited for, and the processes killed at its end or at the deadline (those sampled
+            from ``/proc`` every 50 ms, so each may be under-counted by up to 50 ms).
         wall_s: wall-clock seconds of the whole call, set-up included.
+        disk_full: the call's tmpfs (``disk_mb``, ``isolation="full"`` only) was full when the
+            code ended: a write failed with ``ENOSPC`` ("No space left on device").
     """
 
     stdout: str
@@ -82,6 +99,7 @@ class SandboxResult:
     timed_out: bool
     cpu_s: float
     wall_s: float = 0.0
+    disk_full: bool = False
 
     @property
     def ok(self) -> bool:
@@ -100,10 +118,29 @@ def report(obj, code):
     os.write(sfd, (json.dumps(obj) + "\n").encode())
     os._exit(code)
 libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
 def check(ret, what):
     if ret != 0:
         e = ctypes.get_errno()
         report({"error": f"{what} failed: {os.strerror(e)} (errno {e})"}, 125)
+def read_only_everywhere():
+    # mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {attr_set=MOUNT_ATTR_RDONLY}) (Linux >= 5.12); else
+    # remount every mount point read-only one by one (MS_REMOUNT | MS_BIND | MS_RDONLY, flags kept).
+    attr = (ctypes.c_uint64 * 4)(1, 0, 0, 0)
+    if libc.syscall(442, -100, b"/", 0x8000, ctypes.byref(attr), ctypes.sizeof(attr)) == 0:
+        return
+    if ctypes.get_errno() not in (38, 1):  # ENOSYS (old kernel), EPERM (seccomp): try the old way
+        check(-1, "making every mount read-only (mount_setattr)")
+    keep = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21}
+    with open("/proc/self/mountinfo") as f:
+        rows = [line.split() for line in f]
+    for row in rows:
+        target = row[4].encode().decode("unicode_escape")
+        flags = 32 | 4096 | 1  # MS_REMOUNT | MS_BIND | MS_RDONLY
+        for opt in row[5].split(","):
+            flags |= keep.get(opt, 0)
+        if libc.mount(None, target.encode(), None, flags, None) != 0 and ctypes.get_errno() not in (2, 13):
+            check(-1, f"remounting {target} read-only")
 full = cfg["isolation"] == "full"
 root = os.geteuid() == 0
 try:
@@ -113,17 +150,28 @@ try:
             flags |= 0x10000000  # NEWUSER: gives the capabilities for the others
         check(libc.unshare(flags), "unshare(CLONE_NEWNET|CLONE_NEWPID|CLONE_NEWNS)")
         check(libc.mount(b"none", b"/", None, 16384 | (1 << 18), None), "making / private (mount MS_REC|MS_PRIVATE)")
-        for d in ("/var/tmp", "/dev/shm", "/tmp"):  # /tmp last: the workdir may live under it
+        with open(os.path.join(cfg["workdir"], cfg["script"]), "rb") as f:
+            source = f.read()
+        read_only_everywhere()  # nothing the code writes outside its tmpfs can outlive the call
+        opts = f"size={cfg['disk_mb']}m,nr_inodes={cfg['disk_inodes']},mode=1777".encode()
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 2 | 4, opts), "mounting a size-limited tmpfs on /tmp")
+        script_path = "/tmp/" + cfg["script"]
+        with open(script_path, "wb") as f:
+            f.write(source)
+        os.chmod(script_path, 0o644)
+        for d in ("/var/tmp", "/dev/shm"):
             if os.path.isdir(d):
-                check(libc.mount(cfg["workdir"].encode(), d.encode(), None, 4096, None), f"bind-mounting the workdir on {d}")
+                check(libc.mount(b"/tmp", d.encode(), None, 4096, None), f"bind-mounting the sandbox tmpfs on {d}")
 except SystemExit:
     raise
 except BaseException as e:
     report({"error": f"isolation set-up failed: {type(e).__name__}: {e}"}, 125)
+proc_fd = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)  # the host's /proc, before the child mounts its own
 pid = os.fork()
 if pid == 0:
     try:
         os.close(sfd)
+        os.close(proc_fd)
         if full:
             libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None)  # best effort: hide host processes
             os.chdir("/tmp")
@@ -149,10 +197,34 @@ if pid == 0:
     except BaseException as e:
         os.write(2, f"sandbox: could not start the interpreter: {type(e).__name__}: {e}\n".encode())
     os._exit(126)
-timed_out = False
-def on_alarm(signum, frame):
-    global timed_out
-    timed_out = True
+# CPU of the whole tree: the kernel kills the rest of the tree when PID 1 ends, and those processes'
+# CPU never reaches wait4's rusage; so the tree is sampled from /proc every 50 ms (last value kept
+# per process), and the bill is the larger of the sampled sum and wait4's (self + waited-for children).
+tick = os.sysconf("SC_CLK_TCK")
+seen = {}
+def read_proc(rel):
+    fd = os.open(rel, os.O_RDONLY, dir_fd=proc_fd)
+    try:
+        return os.read(fd, 65536)
+    finally:
+        os.close(fd)
+def sample():
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            fields = read_proc(f"{p}/stat").rsplit(b")", 1)[1].split()
+            seen[(p, fields[19])] = (int(fields[11]) + int(fields[12])) / tick  # key: pid, start time
+            tfd = os.open(f"{p}/task", os.O_RDONLY | os.O_DIRECTORY, dir_fd=proc_fd)
+            try:
+                tids = os.listdir(tfd)
+            finally:
+                os.close(tfd)
+            for t in tids:
+                stack.extend(int(c) for c in read_proc(f"{p}/task/{t}/children").split())
+        except (OSError, ValueError, IndexError):
+            pass
+def kill_tree():
     try:
         if full:
             os.kill(pid, signal.SIGKILL)  # PID 1 of the namespace: the kernel kills the rest
@@ -160,21 +232,30 @@ def on_alarm(signum, frame):
             os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-signal.signal(signal.SIGALRM, on_alarm)
-remaining = cfg["deadline"] - time.monotonic()
-if remaining <= 0:
-    on_alarm(0, None)
-else:
-    signal.setitimer(signal.ITIMER_REAL, remaining)
-_, status, ru = os.wait4(pid, 0)
-signal.setitimer(signal.ITIMER_REAL, 0)
+timed_out = False
+while True:
+    done, status, ru = os.wait4(pid, os.WNOHANG)
+    if done:
+        break
+    sample()
+    if time.monotonic() >= cfg["deadline"]:
+        timed_out = True
+        kill_tree()
+        _, status, ru = os.wait4(pid, 0)
+        break
+    time.sleep(max(0.0, min(0.05, cfg["deadline"] - time.monotonic())))
 if not full:
     try:
         os.killpg(pid, signal.SIGKILL)  # grandchildren left in the group
     except (ProcessLookupError, PermissionError):
         pass
+disk_full = False
+if full:
+    st = os.statvfs("/tmp")
+    disk_full = st.f_bavail * st.f_frsize < 64 * 1024 or st.f_favail == 0
 code = os.waitstatus_to_exitcode(status)
-report({"exit_code": code, "timed_out": timed_out, "cpu_s": ru.ru_utime + ru.ru_stime}, 0)
+cpu_s = max(ru.ru_utime + ru.ru_stime, sum(seen.values()))
+report({"exit_code": code, "timed_out": timed_out, "cpu_s": cpu_s, "disk_full": disk_full}, 0)
 """
 
 
@@ -252,6 +333,7 @@ def run_python(
     max_output_bytes: int = 65536,
     nproc: int = 64,
     fsize_mb: int = 64,
+    disk_mb: int = 128,
 ) -> SandboxResult:
     """Run `code` in the sandbox described in the module docstring.
 
@@ -267,6 +349,10 @@ def run_python(
         max_output_bytes: cap for each of stdout and stderr.
         nproc: process-count limit of the sandbox user.
         fsize_mb: largest file the code may write, MiB.
+        disk_mb: total bytes (MiB) the code may write, all files together: the size of the tmpfs
+            that is its ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (``isolation="full"``; everything
+            else is read-only). A write past it fails inside the code with ``ENOSPC`` and the
+            result has ``disk_full=True``. Inodes are limited to ``disk_mb * 64``.
 
     Returns:
         `SandboxResult`.
@@ -279,6 +365,8 @@ def run_python(
         raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s}")
     if memory_mb < 64:
         raise ValueError(f"memory_mb must be >= 64 (the interpreter needs it), got {memory_mb}")
+    if disk_mb < 1:
+        raise ValueError(f"disk_mb must be >= 1 MiB, got {disk_mb}")
     iso = resolve_isolation(isolation)
     uid, gid = _sandbox_user() if iso == "full" else (None, None)
     interp = _interpreter(python, uid, gid)
@@ -299,7 +387,8 @@ def run_python(
         rfd, wfd = os.pipe()
         cfg = {"isolation": iso, "workdir": workdir, "script": "main.py" if iso == "full" else str(script),
                "python": interp, "deadline": deadline, "cpu_s": timeout_s + 1, "memory_mb": int(memory_mb),
-               "nproc": int(nproc), "fsize_mb": int(fsize_mb), "uid": uid, "gid": gid, "status_fd": wfd,
+               "nproc": int(nproc), "fsize_mb": int(fsize_mb), "disk_mb": int(disk_mb),
+               "disk_inodes": int(disk_mb) * 64, "uid": uid, "gid": gid, "status_fd": wfd,
                "env": env}
         try:
             proc = subprocess.Popen(
@@ -361,12 +450,72 @@ def run_python(
             raise SandboxError(f"sandbox could not start {interp}: {stderr.strip()}; fix: set {PYTHON_ENV} "
                                f"to an interpreter the sandbox user can run")
         return SandboxResult(stdout, stderr, int(status["exit_code"]), bool(status["timed_out"]) or killed_by_backstop,
-                             float(status["cpu_s"]), time.perf_counter() - t0)
+                             float(status["cpu_s"]), time.perf_counter() - t0, bool(status.get("disk_full")))
     finally:
         if proc is not None and proc.poll() is None:
             _killpg(proc.pid)
             proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
+        remove_tree(workdir)
+
+
+def remove_tree(path: str) -> bool:
+    """Delete the directory tree at `path`, however deep or long its paths; never raises.
+
+    Iterative (no recursion, unlike ``shutil.rmtree`` before Python 3.13) and relative to open
+    directory descriptors (no ``PATH_MAX`` limit); symlinks are removed, never followed; a
+    directory the code made unreadable (``chmod 0``) is made readable first.
+
+    Returns:
+        True when `path` is gone; False when something could not be removed (logged as a warning).
+    """
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return True
+    except OSError as e:
+        _log.warning("sandbox cleanup: cannot open %s: %s", path, e)
+        return False
+    names: list[str] = []  # the path from `path` down to the directory `fd` is open on
+    fd = top
+    ok = True
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        while True:
+            child = None
+            with os.scandir(fd) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        child = entry.name
+                        break
+                    try:
+                        os.unlink(entry.name, dir_fd=fd)
+                    except FileNotFoundError:
+                        pass
+            if child is not None:  # go down (one descriptor open at a time: any depth)
+                os.chmod(child, stat.S_IRWXU, dir_fd=fd)
+                sub = os.open(child, flags, dir_fd=fd)
+                os.close(fd)
+                fd = sub
+                names.append(child)
+            elif names:  # empty: go up and remove it
+                parent = os.open("..", flags, dir_fd=fd)
+                os.close(fd)
+                fd = parent
+                os.rmdir(names.pop(), dir_fd=fd)
+            else:
+                break
+    except OSError as e:
+        _log.warning("sandbox cleanup of %s failed at depth %d: %s", path, len(names), e)
+        ok = False
+    finally:
+        os.close(fd)
+    if ok:
+        try:
+            os.rmdir(path)
+        except OSError as e:
+            _log.warning("sandbox cleanup: cannot remove %s: %s", path, e)
+            ok = False
+    return ok
 
 
 def _killpg(pgid: int) -> None:
@@ -380,7 +529,7 @@ class PythonSandbox:
     """The code-interpreter tool: `run_python` as a `ToolResult` with cost and latency.
 
     Args:
-        timeout_s, memory_mb, isolation, python, max_output_bytes: see `run_python`; fixed by the
+        timeout_s, memory_mb, isolation, python, max_output_bytes, disk_mb: see `run_python`; fixed by the
             environment when it builds the tool (the model only supplies ``code``).
         pricing: pricing schedule (name or object) for the fee ``code_interpreter_per_s``;
             settable later (``tool.pricing = schedule``).
@@ -393,9 +542,10 @@ class PythonSandbox:
 
     def __init__(self, timeout_s: float = 10.0, memory_mb: int = 512, *, pricing: Any = None,
                  isolation: str | None = None, python: str | None = None, max_output_bytes: int = 16384,
-                 name: str = "code_interpreter") -> None:
+                 disk_mb: int = 128, name: str = "code_interpreter") -> None:
         self.timeout_s = float(timeout_s)
         self.memory_mb = int(memory_mb)
+        self.disk_mb = int(disk_mb)
         self.pricing = pricing
         self.isolation = isolation
         self.python = python
@@ -429,7 +579,7 @@ class PythonSandbox:
         t0 = time.perf_counter()
         try:
             r = run_python(code, self.timeout_s, self.memory_mb, isolation=self.isolation, python=self.python,
-                           max_output_bytes=self.max_output_bytes)
+                           max_output_bytes=self.max_output_bytes, disk_mb=self.disk_mb)
         except Exception as e:  # SandboxError, ValueError, OSError, ...: never raise into the env
             return ToolResult(content=f"{self.name}: {e}", error=True,
                               usage=Usage(latency_s=time.perf_counter() - t0), metadata={"sandbox_error": True})
@@ -440,6 +590,8 @@ class PythonSandbox:
         parts = [r.stdout] if r.stdout else []
         if r.stderr:
             parts.append(f"[stderr]\n{r.stderr}")
+        if r.disk_full:
+            parts.append(f"[disk quota of {self.disk_mb} MiB reached: writes failed with 'No space left on device']")
         if r.timed_out:
             parts.append(f"[timed out after {self.timeout_s:g} s]")
         elif r.exit_code != 0:
@@ -447,5 +599,5 @@ class PythonSandbox:
         content = "\n".join(parts) if parts else "[no output]"
         return ToolResult(
             content=content, error=not r.ok, usage=Usage(cost_usd=cost, latency_s=r.wall_s),
-            metadata={"exit_code": r.exit_code, "timed_out": r.timed_out, "cpu_s": r.cpu_s},
+            metadata={"exit_code": r.exit_code, "timed_out": r.timed_out, "cpu_s": r.cpu_s, "disk_full": r.disk_full},
         )

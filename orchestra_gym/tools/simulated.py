@@ -15,12 +15,14 @@ Every draw comes from a NumPy generator seeded with a SHA-256 of (episode seed, 
 request text), so the same seed and the same request give the same reply, usage and latency in
 any process (DESIGN.md Sec. 4: a logical clock keeps ``check_env`` determinism).
 
-The default expert pool (`DEFAULT_EXPERTS`, function-calling envs) and the QA profiles
-(`QA_PROFILES`, the search / reasoning / answer models of the HLE and FRAMES envs, made by
-`qa_model`) mirror the paper's price ladder (ToolOrchestra Sec. 4 / App. D): strong expensive
-models, mid-priced open models and cheap small ones. The accuracy tables below are our
-assumptions for the simulator (the paper gives no per-category accuracies for its experts); they
-are chosen so that cost and accuracy trade off, which is what an orchestrator must learn.
+The default expert pool (`DEFAULT_EXPERTS`, function-calling envs) is the paper's
+(`orchestra_gym.pricing.EXPERT_POOL`, shared with the models file): expert-1 gpt-5, expert-2
+gpt-5-mini, expert-3 Qwen3-32B at their App. D prices, so switching to real endpoints keeps what
+each expert is. The QA profiles (`QA_PROFILES`, the search / reasoning / answer models of the HLE
+and FRAMES envs, made by `qa_model`) mirror the paper's price ladder (ToolOrchestra Sec. 4 /
+App. D): strong expensive models, mid-priced open models and cheap small ones. The accuracy
+tables below are our assumptions for the simulator (the paper gives no per-category accuracies
+for its experts); they are chosen so that cost and accuracy trade off, which is what an orchestrator must learn.
 """
 
 from __future__ import annotations
@@ -148,32 +150,21 @@ class SimulatedModel:
         return f"{self.name}: ${p.input_per_m:g}/1M input tokens, ${p.output_per_m:g}/1M output tokens, about {typical:.0f} s per call"
 
 
-# The offline expert pool for function-calling envs (paper App. D price ladder; accuracies assumed).
-DEFAULT_EXPERTS: tuple[SimulatedModel, ...] = (
-    SimulatedModel(
-        "expert-1",
-        "gpt-5",
-        accuracy={"default": {"easy": 0.98, "medium": 0.95, "hard": 0.9}},
-        ttft_s=2.0,
-        decode_tok_s=50.0,
-        completion_tokens=(400, 1200),
-    ),
-    SimulatedModel(
-        "expert-2",
-        "Qwen/Qwen3-32B",
-        accuracy={"default": {"easy": 0.9, "medium": 0.75, "hard": 0.55}},
-        ttft_s=0.6,
-        decode_tok_s=80.0,
-        completion_tokens=(200, 600),
-    ),
-    SimulatedModel(
-        "expert-3",
-        "Qwen/Qwen3-8B",
-        accuracy={"default": {"easy": 0.75, "medium": 0.55, "hard": 0.3}},
-        ttft_s=0.3,
-        decode_tok_s=150.0,
-        completion_tokens=(100, 400),
-    ),
+# Simulated behaviour of each expert id (accuracies assumed, latency profile); which priced model
+# each one stands for comes from the one definition of the pool, `orchestra_gym.pricing.EXPERT_POOL`.
+_EXPERT_PROFILES: dict[str, dict[str, Any]] = {
+    "expert-1": dict(accuracy={"default": {"easy": 0.98, "medium": 0.95, "hard": 0.9}}, ttft_s=2.0,
+                     decode_tok_s=50.0, completion_tokens=(400, 1200)),
+    "expert-2": dict(accuracy={"default": {"easy": 0.9, "medium": 0.75, "hard": 0.55}}, ttft_s=0.6,
+                     decode_tok_s=80.0, completion_tokens=(200, 600)),
+    "expert-3": dict(accuracy={"default": {"easy": 0.75, "medium": 0.55, "hard": 0.3}}, ttft_s=0.3,
+                     decode_tok_s=150.0, completion_tokens=(100, 400)),
+}
+
+# The offline expert pool for function-calling envs: `pricing.EXPERT_POOL`'s models (expert-1 gpt-5,
+# expert-2 gpt-5-mini, expert-3 Qwen3-32B, paper App. D prices) with the profiles above.
+DEFAULT_EXPERTS: tuple[SimulatedModel, ...] = tuple(
+    SimulatedModel(name, model_id, **_EXPERT_PROFILES[name]) for name, model_id in pricing_mod.EXPERT_POOL.items()
 )
 
 

@@ -41,3 +41,25 @@ def test_user_errors_are_one_line_not_a_traceback(capsys):
     with pytest.raises(SystemExit):
         main(["eval", "--env", "ToolOrchestra-Nope-v0", "--agent", "oracle", "--no-progress"])
     assert "error:" in capsys.readouterr().err
+
+
+def test_data_path_works_for_tau2_and_is_refused_for_toolscale(capsys, tmp_path, monkeypatch):
+    from orchestra_gym.domains.tau2.data import data_dir
+
+    with pytest.raises(SystemExit) as e:
+        main(["eval", "--env", "ToolOrchestra-ToolScale-v0", "--agent", "oracle", "--data-path", "x.jsonl", "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--data-path: ToolOrchestra-ToolScale-v0 takes no data file or folder" in err
+    assert "Traceback" not in err and "TypeError" not in err
+    with pytest.raises(SystemExit) as e:  # a tau2 folder that is not there: the env's own one-line error
+        main(["eval", "--env", "ToolOrchestra-Tau2-Mock-v0", "--agent", "oracle", "--data-path", str(tmp_path / "none"),
+              "--episodes", "1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "TypeError" not in err and "unexpected keyword" not in err
+    tau2 = data_dir(None)
+    if not (tau2 / "domains" / "mock").is_dir():
+        pytest.skip(f"tau2 data not found at {tau2}; set ORCHESTRA_DATA_DIR or TAU2_DATA_DIR")
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    rc = main(["eval", "--env", "ToolOrchestra-Tau2-Mock-v0", "--agent", "oracle", "--data-path", str(tau2),
+               "--episodes", "1", "--no-progress"])
+    assert rc == 0 and "ToolOrchestra-Tau2-Mock-v0" in capsys.readouterr().out

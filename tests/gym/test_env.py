@@ -174,6 +174,33 @@ def test_check_env_passes():
     check_env(CounterEnv())
 
 
+def test_unknown_arguments_of_a_call_that_ran_are_reported_and_counted():
+    import gymnasium as gym
+
+    from orchestra_gym.envs.qa import QAEnv
+
+    qa = QAEnv("hle", tasks=[Task("1", "hle", "What is the capital city of Zembla?", "Vornstad")])
+    qa.reset(seed=0)
+    _, _, _, _, info = qa.step({"name": "search", "arguments": {"model": "search-1", "query": "Zembla capital"}})
+    note = "search: ignored unknown argument(s) ['query']; search takes ['model']"
+    assert info["step_errors"] == [note] and info["parse_errors"] == 1.0
+    assert info["new_messages"][1]["content"].endswith(f"\n[environment] {note}")
+    env = gym.make("ToolOrchestra-ToolScale-v0")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-2", "bogus": 1}})
+    assert info["parse_errors"] == 1.0 and info["step_errors"][0].startswith("call_expert: ignored unknown argument(s) ['bogus']")
+    _, _, _, _, info = env.step({"name": "calculate", "arguments": {"expression": "1 + 1", "bogus": 1}})
+    assert info["parse_errors"] == 1.0 and info["step_errors"] == []  # refused by the tool itself: not a second note
+    assert "unexpected argument 'bogus'" in info["new_messages"][1]["content"]
+
+
+def test_tool_spec_unknown_arguments():
+    spec = ToolSpec("f", "d", {"type": "object", "properties": {"a": {}, "b": {}}})
+    assert spec.unknown_arguments({"a": 1, "z": 2, "y": 3}) == ["z", "y"]
+    assert ToolSpec("g", "d").unknown_arguments({"z": 1}) == []
+    assert ToolSpec("h", "d", {"type": "object", "properties": {"a": {}}, "additionalProperties": True}).unknown_arguments({"z": 1}) == []
+
+
 def test_orchestrator_usage_is_reported_apart_and_in_the_totals():
     from orchestra_gym.types import Usage
 

@@ -103,11 +103,23 @@ def test_parse_hle_json_and_labelled():
         "extracted_final_answer: 52\n\nreasoning: differs from 51,\nby one.\n\ncorrect: no\n\nconfidence: 100"
     )
     assert lab == {"extracted_final_answer": "52", "reasoning": "differs from 51,\nby one.", "correct": False, "confidence": 100.0}
-    assert parse_hle_judgement("<think>hmm</think>**correct**: Yes")["correct"] is True
-    assert parse_hle_judgement('{"correct": true, "confidence": 250}')["confidence"] == 100.0
+    assert parse_hle_judgement("<think>hmm</think>**correct**: yes")["correct"] is True
+    assert parse_hle_judgement('{"correct": "yes", "confidence": 250}')["confidence"] == 100.0
     assert parse_hle_judgement("I believe it is right.") is None
     assert parse_hle_judgement('{"correct": "maybe"}') is None
     assert parse_hle_judgement(None) is None
+
+
+@pytest.mark.parametrize("verdict", ['"Yes."', '"y"', "true", '"correct"', '"Yes"', '"YES"', '"yes!"', "1", '"true"'])
+def test_parse_hle_accepts_only_exact_yes_or_no_as_the_benchmark_does(verdict, caplog):
+    assert parse_hle_judgement('{"extracted_final_answer": "51", "correct": %s}' % verdict) is None
+    assert parse_hle_judgement(f"correct: {verdict.strip(chr(34))}") is None
+    chat = ScriptedChat('{"extracted_final_answer": "51", "reasoning": "same", "correct": %s}' % verdict)
+    with caplog.at_level("WARNING", logger="orchestra_gym.judges"):
+        r = hle_judge("What is 17*3?", "51", "51", chat)
+    assert r.correct is False and r.details["malformed"] is True
+    assert "malformed hle judge reply counted as wrong" in caplog.text
+    assert parse_hle_judgement('{"correct": " no "}')["correct"] is False
 
 
 def test_parse_frames_decision():

@@ -374,3 +374,41 @@ def test_error_text_is_capped_and_to_dict_is_json():
 def test_thinking_is_stripped_like_qwen3_output():
     r = parse_action('<think>\nFirst, cost matters.\n</think>\n\n<message>ok</message>')
     assert r.thinking == "First, cost matters." and r.message == "ok"
+
+
+# ------------------------------------------------------------------ deep nesting (issue 16, item 1)
+
+
+def _nested(depth: int) -> dict:
+    root: dict = {}
+    node = root
+    for _ in range(depth):
+        node["k"] = {}
+        node = node["k"]
+    return root
+
+
+@pytest.mark.parametrize("depth", [40, 1000, 5000])
+def test_deeply_nested_structured_arguments_are_an_error_not_an_exception(depth):
+    action = {"name": "call_expert", "arguments": {"expert": "expert-1", "x": _nested(depth)}}
+    r = parse_action(action)
+    assert r.tool_calls == []
+    assert len(r.errors) == 1 and "nest more than 32 levels deep" in r.errors[0]
+    assert isinstance(r.raw, str) and len(r.raw) < 10_000
+
+
+def test_deeply_nested_text_arguments_are_an_error():
+    text = '<tool_call>{"name": "f", "arguments": ' + '{"k": ' * 900 + "1" + "}" * 900 + "}</tool_call>"
+    r = parse_action(text)
+    assert r.tool_calls == [] and "nest more than 32 levels deep" in r.errors[0]
+
+
+def test_arguments_at_the_depth_limit_are_accepted_and_cycles_rejected():
+    from orchestra_gym.parsing import MAX_ARGUMENT_DEPTH
+
+    ok = parse_action({"name": "f", "arguments": _nested(MAX_ARGUMENT_DEPTH - 1)})
+    assert ok.errors == [] and len(ok.tool_calls) == 1
+    cyclic: dict = {}
+    cyclic["self"] = cyclic
+    bad = parse_action({"name": "f", "arguments": cyclic})
+    assert bad.tool_calls == [] and "nest more than" in bad.errors[0]

@@ -12,10 +12,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.domains.tau2.data import data_dir
 from orchestra_gym.wrappers import Budget, Preference, TaskFeatures, ToolChoice, candidate_actions, preference_reward
 
 TOOLSCALE = "ToolOrchestra-ToolScale-v0"
-TAU2 = Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"))
+TAU2 = data_dir()
 PREF = {"outcome": 1.0, "cost": 0.05, "latency": 0.05}
 
 
@@ -109,7 +110,9 @@ def test_strong_expert_wins_outcome_cheap_expert_wins_cost():
         infos = [_play(env, a, seed=s)[1] for s in range(40)]
         out[a] = (np.mean([i["outcome"] for i in infos]), np.mean([i["episode_cost_usd"] for i in infos]))
     assert out[0][0] > out[2][0] + 0.15
-    assert out[0][1] > 5 * out[2][1]
+    # expert-3 is priced as Qwen3-32B (0.8/0.8 USD per 1M tokens; the paper's pool, pricing.EXPERT_POOL),
+    # no longer Qwen3-8B (0.2/0.2): expert-1 costs about 2.3x as much, not > 5x
+    assert out[0][1] > 2 * out[2][1]
 
 
 def test_toolchoice_rejects_bad_actions_and_custom_feature_fn_needs_a_space():
@@ -149,7 +152,7 @@ def test_candidate_actions_errors_name_the_fix():
         candidate_actions(env)
 
 
-@pytest.mark.skipif(not TAU2.is_dir(), reason=f"tau2 data not found at {TAU2} (set TAU2_DATA_DIR)")
+@pytest.mark.skipif(not TAU2.is_dir(), reason=f"tau2 data not found at {TAU2} (set ORCHESTRA_DATA_DIR or TAU2_DATA_DIR)")
 def test_toolchoice_on_tau2_mock():
     env = ToolChoice(gym.make("ToolOrchestra-Tau2-Mock-v0", data_dir=str(TAU2)))
     assert env.action_space.n == 3

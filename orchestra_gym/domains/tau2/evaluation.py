@@ -153,6 +153,8 @@ def _action_matches(action: dict[str, Any], name: str, arguments: dict[str, Any]
 
 
 def _communicated(info: str, agent_messages: Sequence[str]) -> bool:
+    # QUIRK (tau2 parity): commas are stripped from the agent's message only, never from `info`,
+    # so an info holding a comma ("$1,000") can never be met. Kept on purpose; see Tau2Env "Rewards".
     needle = info.lower()
     return any(needle in (m or "").lower().replace(",", "") for m in agent_messages)
 

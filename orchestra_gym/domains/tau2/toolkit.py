@@ -24,6 +24,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from orchestra_gym.domains import arith
 from orchestra_gym.domains.tau2.db import CowDB, copy_json, render_json
 
 __all__ = [
@@ -174,25 +175,27 @@ _BINOPS = {
 }
 
 
-def _arith(node: ast.AST) -> Any:
+def _arith(node: ast.AST, until: float) -> Any:
     """Evaluate an arithmetic expression tree with Python's own operators (so Python's error texts).
 
     Only nodes that the character filter lets through can occur: constants, + - * / // **,
-    unary signs and the empty tuple ``()``.
+    unary signs and the empty tuple ``()``. Work is bounded by `arith.check_binop` (integer
+    results of at most `arith.MAX_RESULT_BITS` bits, `until` the deadline).
     """
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        v = _arith(node.operand)
+        v = _arith(node.operand, until)
         return +v if isinstance(node.op, ast.UAdd) else -v
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _arith(node.left), _arith(node.right)
+        left, right = _arith(node.left, until), _arith(node.right, until)
         if isinstance(node.op, ast.Pow) and isinstance(right, (int, float)) and abs(right) > _MAX_EXPONENT \
                 and isinstance(left, (int, float)) and abs(left) > 1:
             raise ValueError("Exponent too large")
+        arith.check_binop(node.op, left, right, until)
         return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.Tuple):
-        return tuple(_arith(e) for e in node.elts)
+        return tuple(_arith(e, until) for e in node.elts)
     raise ValueError("Invalid expression")
 
 
@@ -201,16 +204,19 @@ def calculate_expression(expression: str) -> str:
 
     Same character filter and error texts as tau2 (Python's ``SyntaxError`` / ``ZeroDivisionError``
     texts); the tree is evaluated with Python's operators, not ``eval``. Unlike tau2, exponents
-    above 10000 are refused instead of hanging the process.
+    above 10000, integer results above `arith.MAX_RESULT_BITS` bits and evaluations past
+    `arith.MAX_EVAL_S` seconds are refused instead of hanging the process (such numbers could never
+    be the float answer: tau2 would fail on them too, later).
 
     Raises:
-        ValueError: ``Invalid characters in expression``; TypeError for a non-string (a number
-        fails on iteration, ``'int' object is not iterable``, exactly as in tau2);
+        ValueError: ``Invalid characters in expression``; `arith.ArithmeticLimitError` (a
+        ValueError) for a result or an evaluation over the bounds; TypeError for a non-string (a
+        number fails on iteration, ``'int' object is not iterable``, exactly as in tau2);
         SyntaxError / ZeroDivisionError as Python raises them.
     """
     if not all(ch in _CALC_CHARS for ch in expression):
         raise ValueError("Invalid characters in expression")
-    value = _arith(ast.parse(expression, "<string>", "eval").body)
+    value = _arith(ast.parse(expression, "<string>", "eval").body, arith.deadline())
     return str(round(float(value), 2))
 
 

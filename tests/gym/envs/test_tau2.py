@@ -3,7 +3,6 @@ the LLM user over HTTP."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import gymnasium as gym
@@ -11,25 +10,25 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401
+from orchestra_gym.domains.tau2.data import data_dir
 from orchestra_gym.evaluation import evaluate
 from orchestra_gym.tools.models import parse_models
 from tests.servers import OpenAIServer
 
 
-def _tau2_data() -> Path:
-    """The tau2 data folder the library finds ($TAU2_DATA_DIR, ../shared via conftest, or an installed tau2)."""
-    from orchestra_gym.domains.tau2.data import data_dir
 
+def _tau2_data() -> Path:
+    """The tau2 data folder the library finds ($TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2 or an installed tau2)."""
     try:
         return data_dir()
     except FileNotFoundError:
-        return Path(os.environ.get("TAU2_DATA_DIR", Path(__file__).resolve().parents[4] / "shared" / "data" / "tau2"))
+        return Path("tau2-data-not-configured")  # the tests below skip
 
 
 DATA = _tau2_data()
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file(),
-    reason=f"tau2-bench v0.2.0 data not found at {DATA} (set TAU2_DATA_DIR to tau2's data/tau2 folder)",
+    reason=f"tau2-bench v0.2.0 data not found at {DATA} (set ORCHESTRA_DATA_DIR, README: Data)",
 )
 
 

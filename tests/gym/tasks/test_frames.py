@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,7 @@ def test_upstream_tsv_unnamed_index_and_aliases(tmp_path):
 def test_real_frames_file_when_present():
     path = default_frames_path()
     if not path.exists():
-        pytest.skip(f"real FRAMES file not present at {path} (set FRAMES_DATA_PATH to run this test)")
+        pytest.skip(f"real FRAMES file not present at {path} (set ORCHESTRA_DATA_DIR or FRAMES_DATA_PATH to run this test)")
     tasks = load_frames(path)
     assert len(tasks) == 824
     assert len({t.prompt for t in tasks}) == 824 and all(t.answer for t in tasks)
@@ -120,4 +121,5 @@ def test_default_path_env_var(monkeypatch, tmp_path):
     assert default_frames_path() == tmp_path / "f.csv"
     assert [t.id for t in load_frames()] == ["0"]
     monkeypatch.delenv("FRAMES_DATA_PATH")
-    assert default_frames_path() == REPO.parent / "shared" / "data" / "frames" / "frames_test_set.csv"
+    # without it: $ORCHESTRA_DATA_DIR/frames/... (tests/conftest.py sets it to ../shared/data when unset)
+    assert default_frames_path() == Path(os.environ["ORCHESTRA_DATA_DIR"]) / "frames" / "frames_test_set.csv"

@@ -170,3 +170,30 @@ def test_cache_pickles(tmp_path):
     c.put("k", {"a": 1}, {"b": 2})
     c2 = pickle.loads(pickle.dumps(c))
     assert c2.get("k", {"a": 1}) == {"b": 2} and c2.mode == "record"
+
+
+def test_empty_cache_file_is_an_error_in_replay_and_a_warning_in_record(tmp_path, caplog):
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(CacheError, match=r"is empty \(0 bytes\).*fix: point the cache at the file the run recorded"):
+        CallCache(empty, mode="replay")
+    for mode in ("record", "record-missing"):
+        empty.write_bytes(b"")
+        with caplog.at_level("WARNING", logger="orchestra_gym.tools.cache"):
+            cache = CallCache(empty, mode=mode)
+        assert f"cache file {empty} is empty (0 bytes); starting a new cache" in caplog.text
+        cache.put("search", {"q": mode}, {"content": "x"})
+        assert cache.get("search", {"q": mode}) == {"content": "x"}
+        cache.close()
+        caplog.clear()
+    assert CallCache(empty, mode="replay").get("search", {"q": "record-missing"}) == {"content": "x"}
+
+
+def test_lone_surrogate_in_a_cached_request_costs_nothing_more(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with OpenAIServer(api_key=SECRET) as srv:
+        m = CachedChatModel(_model(srv.base_url), CallCache(tmp_path / "c.sqlite", mode="record-missing"))
+        bad = [Message("user", "order \ud800 please")]
+        first, again = m.complete(bad), m.complete(bad)
+        assert first.ok and again.ok and again.raw["cache"] == "hit" and srv.count == 1
+        assert m.complete([Message("user", "next")]).ok and srv.count == 2

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from orchestra_gym import pricing
@@ -332,3 +334,93 @@ def test_bad_models_file_errors_name_file_key_and_fix(tmp_path, text, match):
 def test_missing_models_file(tmp_path):
     with pytest.raises(ModelsFileError, match="does not exist"):
         load_models(tmp_path / "nope.toml")
+
+
+# ------------------------------------------------------------------ HTTP faults (issue 16, items 10-13)
+
+
+def test_trickled_body_is_cut_at_the_attempts_overall_deadline(server):
+    server.queue_fault("trickle", seconds=0.1, times=2)  # the ~250-byte reply would take ~25 s
+    m = OpenAIChatModel("gpt-5", server.base_url, retry=fast_retry(max_retries=1, timeout_s=1.0))
+    t0 = time.perf_counter()
+    r = m.complete([Message("user", "slowly")])
+    elapsed = time.perf_counter() - t0
+    assert not r.ok and "deadline of 1 s" in r.error and "2 attempts" in r.error
+    assert elapsed < 2 * (1.0 + 0.5) + 0.5
+    server.queue_fault("trickle", seconds=0.1, times=2)
+    t0 = time.perf_counter()
+    r = asyncio.run(m.acomplete([Message("user", "slowly")]))
+    assert not r.ok and "deadline of 1 s" in r.error and time.perf_counter() - t0 < 2 * 1.0 + 0.5
+
+
+@pytest.mark.parametrize("declare_length", [True, False])
+def test_response_size_is_capped_and_not_retried(server, declare_length):
+    server.queue_fault("huge", size=5_000_000, declare_length=declare_length)
+    policy = RetryPolicy(max_retries=2, base_backoff_s=0.01, timeout_s=10.0, max_response_bytes=1_000_000)
+    m = OpenAIChatModel("gpt-5", server.base_url, retry=policy)
+    r = m.complete([Message("user", "big")])
+    assert not r.ok and "exceeds max_response_bytes=1000000" in r.error and "1 attempt" in r.error
+    assert server.count == 1
+    r = m.complete([Message("user", "small")])  # the next call is fine
+    assert r.ok and r.message.content == "echo: small"
+    server.queue_fault("huge", size=5_000_000, declare_length=declare_length)
+    r = asyncio.run(m.acomplete([Message("user", "big")]))
+    assert not r.ok and "exceeds max_response_bytes=1000000" in r.error
+
+
+@pytest.mark.parametrize("usage", [(1e30, 5), (5, 1e308), (-3, 5), (2.5, 1), (10_000_001, 0)])
+def test_implausible_usage_is_a_tool_error_with_the_raw_values(server, usage, caplog):
+    server.queue_reply(content="fine", usage=usage)
+    m = OpenAIChatModel("gpt-5", server.base_url, retry=fast_retry())
+    with caplog.at_level(logging.WARNING, logger="orchestra_gym.tools.llm"):
+        r = m.complete([Message("user", "hi")])
+    assert not r.ok and "implausible usage" in r.error and "usage not billed" in r.error
+    assert r.raw["bad_usage"] == {"prompt_tokens": repr(usage[0]), "completion_tokens": repr(usage[1])}
+    assert r.usage.cost_usd == 0.0 and r.usage.prompt_tokens == 0.0
+    tr = r.to_tool_result()
+    assert tr.error and tr.metadata["raw"]["bad_usage"] == r.raw["bad_usage"]
+    assert "implausible usage" in caplog.text
+
+
+def test_bad_usage_never_reaches_a_reward(tmp_path):
+    import gymnasium as gym
+
+    from orchestra_gym.rewards import group_preference_rewards
+    from orchestra_gym.tools.models import parse_models
+
+    with OpenAIServer(responder=lambda body: {"content": "done", "usage": (1e30, 1e308)}) as srv:
+        cfg = parse_models({"models": {"big": {"base_url": srv.base_url, "input_per_m": 1.25, "output_per_m": 10.0}},
+                            "aliases": {"expert-1": "big", "expert-2": "big", "expert-3": "big"}})
+        vectors = []
+        for seed in (0, 1):
+            env = gym.make("ToolOrchestra-ToolScale-v0", models=cfg, max_turns=2)
+            env.reset(seed=seed)
+            _, _, term, trunc, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+            assert "implausible usage" in info["new_messages"][-1]["content"] or "implausible usage" in str(info)
+            assert info["cost_usd"] == 0.0
+            while not (term or trunc):
+                _, _, term, trunc, info = env.step("<message>bye</message>")
+            vectors.append(info["reward_vector"])
+    assert np.isfinite(np.asarray(vectors)).all()  # before: -inf cost, and the rewards raised
+    rewards = group_preference_rewards(np.asarray(vectors), np.array([True, True]), np.ones(len(vectors[0])))
+    assert np.isfinite(rewards).all()
+
+
+def test_lone_surrogate_in_one_call_costs_one_call_only():
+    import gymnasium as gym
+
+    from orchestra_gym.tools.models import parse_models
+
+    with OpenAIServer() as srv:
+        cfg = parse_models({"models": {"m": {"base_url": srv.base_url, "input_per_m": 1.0, "output_per_m": 1.0}},
+                            "aliases": {"expert-1": "m", "expert-2": "m", "expert-3": "m"}})
+        env = gym.make("ToolOrchestra-ToolScale-v0", models=cfg, max_turns=10)
+        env.reset(seed=0)
+        env.step({"name": "calculate", "arguments": {"expression": "1 + \ud800"}})
+        env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "2 \ud800"}}</tool_call> \udfff')
+        for _ in range(2):
+            obs, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+            assert "UnicodeEncodeError" not in obs and info["cost_usd"] > 0
+        assert srv.count == 2
+        sent = json.dumps(srv.chat_requests[-1])
+        assert "\\ufffd" in sent and "\\ud800" not in sent

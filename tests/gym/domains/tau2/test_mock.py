@@ -12,7 +12,7 @@ from orchestra_gym.domains.tau2.data import data_dir
 DATA = data_dir()
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "mock" / "db.json").is_file(),
-    reason=f"tau2 mock data not found at {DATA}; set TAU2_DATA_DIR to tau2-bench v0.2.0's data/tau2",
+    reason=f"tau2 mock data not found at {DATA}; set ORCHESTRA_DATA_DIR (README: Data) or TAU2_DATA_DIR",
 )
 
 

@@ -23,7 +23,7 @@ DOMAINS = ["mock", "retail", "airline"]
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file() or not (REF / "retail" / "gold_replay.json").is_file(),
-    reason=f"tau2 data ({DATA}) or tau2 reference recordings ({REF}) not found; set TAU2_DATA_DIR / TAU2_REFERENCE_DIR",
+    reason=f"tau2 data ({DATA}) or tau2 reference recordings ({REF}) not found; set ORCHESTRA_DATA_DIR (README: Data)",
 )
 
 #: Probes whose recorded content is a Python (TypeError / AttributeError / SyntaxError /

@@ -16,7 +16,7 @@ from orchestra_gym.domains.tau2.data import data_dir
 DATA = data_dir()
 pytestmark = pytest.mark.skipif(
     not (DATA / "domains" / "retail" / "db.json").is_file(),
-    reason=f"tau2 retail data not found at {DATA}; set TAU2_DATA_DIR to tau2-bench v0.2.0's data/tau2",
+    reason=f"tau2 retail data not found at {DATA}; set ORCHESTRA_DATA_DIR (README: Data) or TAU2_DATA_DIR",
 )
 
 ORDER, USER, PAYPAL, CARD = "#W1129578", "liam_thomas_8833", "paypal_8229936", "credit_card_5089597"
@@ -197,3 +197,18 @@ def test_calculate_rounds_to_two_places_and_rejects_letters():
     assert call(env, "calculate", expression="2 ** -1") == ("0.5", False)
     assert call(env, "calculate", expression="abs(2)") == ("Error: Invalid characters in expression", True)
     assert call(env, "calculate", expression="9 ** 99999") == ("Error: Exponent too large", True)
+
+
+@pytest.mark.parametrize("domain", ["retail", "airline"])  # one shared calculate (toolkit.calculate_expression)
+@pytest.mark.parametrize("expression", ["(9999**9999)**999", "(9999 ** 99) ** 99", "(9**9999) * (9**9999) * (9**9999)"])
+def test_calculate_bounds_the_work_of_any_expression(expression, domain):
+    import time
+
+    if not (DATA / "domains" / domain).is_dir():
+        pytest.skip(f"tau2 {domain} data not found at {DATA}")
+    env = Tau2Environment(domain)
+    t0 = time.monotonic()
+    content, error = call(env, "calculate", expression=expression)
+    assert time.monotonic() - t0 < 0.5
+    assert error and content.startswith("Error: number too large: the result would have about")
+    assert call(env, "calculate", expression="(2 ** 2000) / (2 ** 1990)") == ("1024.0", False)  # parity kept

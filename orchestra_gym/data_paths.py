@@ -1,0 +1,60 @@
+"""The one way to point orchestra at its data: ``ORCHESTRA_DATA_DIR``.
+
+Set ``ORCHESTRA_DATA_DIR`` to a folder laid out as below (any part may be missing; only the envs
+and tests that need a part look for it)::
+
+    $ORCHESTRA_DATA_DIR/
+      tau2/                      tau2-bench v0.2.0's data/tau2 (domains/, user_simulator/)
+      tau2_reference/            recordings of tau2-bench's own outputs (tests only)
+      frames/frames_test_set.csv FRAMES test set (824 rows; else the Hugging Face file is downloaded)
+      hle/hle.jsonl              a local HLE export (else the gated cais/hle on Hugging Face)
+
+A dataset's own variable overrides the folder for that dataset (``TAU2_DATA_DIR``,
+``TAU2_REFERENCE_DIR``, ``FRAMES_DATA_PATH``, ``HLE_DATA_PATH``), and a keyword argument
+(``data_dir=``, ``data_path=``) overrides both. Nothing here reads or downloads anything.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["DATA_DIR_ENV", "DATASETS", "data_root", "dataset_path", "how_to_configure"]
+
+DATA_DIR_ENV = "ORCHESTRA_DATA_DIR"
+
+# dataset -> (its place under ORCHESTRA_DATA_DIR, its own override variable)
+DATASETS: dict[str, tuple[str, str]] = {
+    "tau2": ("tau2", "TAU2_DATA_DIR"),
+    "tau2_reference": ("tau2_reference", "TAU2_REFERENCE_DIR"),
+    "frames": ("frames/frames_test_set.csv", "FRAMES_DATA_PATH"),
+    "hle": ("hle/hle.jsonl", "HLE_DATA_PATH"),
+}
+
+
+def data_root() -> Path | None:
+    """``$ORCHESTRA_DATA_DIR`` as a path, or None when it is not set."""
+    root = os.environ.get(DATA_DIR_ENV)
+    return Path(root) if root else None
+
+
+def dataset_path(name: str) -> Path | None:
+    """Where dataset `name` (a key of `DATASETS`) is configured to be: its own variable, else its
+    place under ``$ORCHESTRA_DATA_DIR``, else None (not configured). The path may not exist.
+
+    Raises:
+        KeyError: unknown dataset name (the message lists the known ones).
+    """
+    if name not in DATASETS:
+        raise KeyError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")
+    sub, own = DATASETS[name]
+    if os.environ.get(own):
+        return Path(os.environ[own])
+    root = data_root()
+    return root / sub if root is not None else None
+
+
+def how_to_configure(name: str, keyword: str) -> str:
+    """One sentence telling a user how to point orchestra at dataset `name` (for error messages)."""
+    sub, own = DATASETS[name]
+    return (f"set {DATA_DIR_ENV} to the folder that holds {sub} (README, Data), or {own}, or pass {keyword}=")
