@@ -23,6 +23,7 @@ from typing import Any
 
 from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_jax import config as model_config
+from orchestra_jax.guard import GuardConfig
 
 __all__ = ["TrainConfig", "LossConfig", "PRESETS", "ConfigError", "AGGREGATIONS", "KL_ESTIMATORS"]
 
@@ -105,6 +106,18 @@ class TrainConfig:
     # ------------------------------------------------------------------ loss (orchestra_jax.grpo)
     loss: LossConfig = dataclasses.field(default_factory=LossConfig)  # clip, dual clip, KL, aggregation
     old_logp_source: str = "trainer"  # pi_old: "trainer" (recomputed, verl) or "sampler" (rollout log-probs)
+    # ------------------------------------------------------------------ GRPO update and training guard (issue 13)
+    ppo_epochs: int = 1  # passes over each batch of rollouts, pi_old fixed for all [REL ppo_epochs=1]
+    ppo_mini_batches: int = 1  # optimizer updates per pass; rows split by a seeded permutation [REL ppo_mini_batch_size]
+    guard_enabled: bool = True  # watch each GRPO step; restore the last healthy checkpoint or stop (orchestra_jax.guard)
+    guard_min_valid_format: float = 0.8  # unhealthy below this share of valid tool-call turns (0 disables)
+    guard_max_cut_rate: float = 0.5  # unhealthy above this share of rollouts cut at max_seq_len (1 disables)
+    guard_min_kept_rollouts: float = 0.0  # unhealthy below this share of rollouts kept by the filters (0 disables)
+    guard_min_entropy: float = 0.0  # unhealthy below this mean token entropy, nats (0 disables)
+    guard_max_entropy: float = 0.0  # unhealthy above this mean token entropy, nats (0 disables)
+    guard_patience: int = 2  # unhealthy steps in a row before the guard acts
+    guard_max_restores: int = 3  # restores before the guard stops the run (0: stop at the first trigger)
+    guard_lr_factor: float = 0.5  # learning-rate multiplier at each restore, in (0, 1]
     # ------------------------------------------------------------------ optimiser
     learning_rate: float = 1e-6  # AdamW learning rate [REL LR=1e-6]
     weight_decay: float = 0.01  # AdamW decoupled weight decay (verl default)
@@ -169,6 +182,12 @@ class TrainConfig:
         rows = self.tasks_per_step * self.rollouts_per_task
         need(rows % self.micro_batches == 0, "micro_batches",
              f"must divide tasks_per_step x rollouts_per_task = {rows}")
+        for key in ("ppo_epochs", "ppo_mini_batches"):
+            need(getattr(self, key) >= 1, key, "must be >= 1")
+        need(rows % (self.ppo_mini_batches * self.micro_batches) == 0, "ppo_mini_batches",
+             f"ppo_mini_batches x micro_batches = {self.ppo_mini_batches} x {self.micro_batches} must divide "
+             f"tasks_per_step x rollouts_per_task = {rows}")
+        self.guard_config()  # validates the guard_* keys (ConfigError naming the key)
         need(self.sft_steps == 0 or self.sft_batch_size % self.micro_batches == 0, "micro_batches",
              f"must divide sft_batch_size={self.sft_batch_size}")
         need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")
@@ -196,6 +215,10 @@ class TrainConfig:
         if self.loss.aggregation == "dr-grpo" and self.loss.max_len is None:
             return dataclasses.replace(self.loss, max_len=self.max_seq_len)
         return self.loss
+
+    def guard_config(self) -> "GuardConfig":
+        """The `orchestra_jax.guard.GuardConfig` of the run's ``guard_*`` fields (validated there)."""
+        return GuardConfig(**{f.name: getattr(self, f"guard_{f.name}") for f in dataclasses.fields(GuardConfig)})
 
     def make_env_kwargs(self) -> dict[str, Any]:
         """The `gym.make(env_id, **kwargs)` keyword arguments of a run (env_kwargs, max_turns, preference)."""
