@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from orchestra_gym.errors import ConfigError
 
@@ -145,11 +145,14 @@ class TrainingGuard:
                 out.append(f"entropy {float(ent):.3f} > {c.max_entropy:g} nats")
         return tuple(out)
 
-    def observe(self, step: int, metrics: dict[str, Any], *, available: Iterable[int] | None = None) -> GuardEvent:
+    def observe(self, step: int, metrics: dict[str, Any], *,
+                available: Iterable[int] | Callable[[], Iterable[int]] | None = None) -> GuardEvent:
         """Judge GRPO step `step` from its rollout and update metrics; returns what to do.
 
         available: the checkpoint steps that exist now (a checkpoint rotated away by keep_checkpoints
-        is no restore target); None trusts every checkpoint recorded by `checkpointed`."""
+        is no restore target), or a function returning them, called only when the guard acts (the
+        trainer then waits for pending asynchronous saves); None trusts every checkpoint recorded by
+        `checkpointed`."""
         why = self.reasons(metrics)
         if not why:
             self.bad_streak = 0
@@ -159,6 +162,8 @@ class TrainingGuard:
         if self.bad_streak < self.config.patience:
             return GuardEvent("ok", step, why, lr_scale=self.lr_scale)
         cause = "; ".join(why)
+        if callable(available):
+            available = available()
         targets = self._good_checkpoints if available is None else [
             s for s in self._good_checkpoints if s in set(available)]
         if self.restores >= self.config.max_restores or not targets:

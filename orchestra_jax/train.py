@@ -6,8 +6,12 @@ Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo}
      `train_step.make_sft_step`;
   3. evaluation on held-out tasks (`Run.evaluate`, seeds >= 2^31);
   4. GRPO (`Run.grpo`), per step: sample tasks -> roll out (`rollout.collect_rollouts`) -> rewards,
-     filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.make_grpo_step`) ->
-     log (JSONL, TensorBoard, tqdm) -> checkpoint (`orchestra_jax.checkpoint`);
+     filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.grpo_updates`:
+     ppo_epochs x ppo_mini_batches steps of `train_step.make_grpo_step` with pi_old fixed, none when no
+     token is kept; a non-finite loss or gradient stops the run) -> log (JSONL, TensorBoard, tqdm) ->
+     the training guard (`orchestra_jax.guard`: restore the last healthy checkpoint with a smaller
+     learning rate, or stop) -> checkpoint (`orchestra_jax.checkpoint`; the warm start is step 0 when
+     the guard is on);
   5. evaluation again, plots (`orchestra_jax.plots`) and DIR/summary.json.
 
 Data flow (DESIGN.md Sec. 1): tasks -> `orchestra_jax.rollout` (sampler <-> envs) -> rewards
@@ -348,8 +352,7 @@ class Run:
                 bar.set_postfix(reward=f"{rec['reward_mean']:.2f}", success=f"{ep['success_rate']:.2f}",
                                 cost=f"{ep['mean_cost_usd']:.4f}", latency=f"{ep['mean_latency_s']:.0f}s")
                 if guard is not None:
-                    ck.wait()
-                    event = guard.observe(s + 1, rec, available=ck.all_steps())
+                    event = guard.observe(s + 1, rec, available=lambda: (ck.wait(), ck.all_steps())[1])
                     if event.reasons or event.action != "ok":
                         self.log(event.to_record())
                     if event.action == "stop":
