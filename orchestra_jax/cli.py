@@ -11,15 +11,17 @@ registered here with `orchestra_gym.agents.register_agent_kind`, since `orchestr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+import tomllib
 from typing import Any
 
 from orchestra_gym.agents import register_agent_kind
 from orchestra_gym.cli import add_subcommands, run_command
 from orchestra_jax.train_config import ConfigError, TrainConfig
 
-__all__ = ["main", "train_main", "sft_main"]
+__all__ = ["main", "train_main", "sft_main", "parse_set"]
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -28,15 +30,58 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     g.add_argument("--preset", default=None, help="a TrainConfig preset (default tiny-toolscale)")
     g.add_argument("--config", default=None, help="a .toml or .json TrainConfig file (strict keys)")
     p.add_argument("--max-steps", type=int, default=None, help="GRPO steps (overrides the config)")
+    p.add_argument("--seed", type=int, default=None, help="master seed (overrides the config)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a TrainConfig key (repeatable); VALUE is a TOML value, e.g. learning_rate=3e-4, "
+                        "'preference={outcome=1, cost=0.5}', model_overrides.num_layers=2; a bare word is a string")
     p.add_argument("--output-dir", default=None, help="run directory (logs, checkpoints, summary.json, plots)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     return p
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``--set`` -> (key, value): VALUE parsed as a TOML value (number, boolean, string,
+    array, inline table); a VALUE that is not TOML is taken as a plain string.
+
+    Raises: ConfigError when there is no ``=`` or the key is empty."""
+    key, sep, text = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set learning_rate=3e-4")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return key, value
+
+
+def _apply_sets(cfg: TrainConfig, items: list[str]) -> TrainConfig:
+    """``--set`` overrides on `cfg` (strict: unknown keys raise ConfigError with a did-you-mean hint). A
+    dotted key ``table.field`` replaces one entry of a dict or dataclass field (model_overrides, loss)."""
+    over: dict[str, Any] = {}
+    for item in items:
+        key, value = parse_set(item)
+        if "." in key:
+            head, field = key.split(".", 1)
+            base = over.get(head, getattr(cfg, head, None))
+            if dataclasses.is_dataclass(base):
+                base = dataclasses.asdict(base)
+            if not isinstance(base, dict):
+                if not hasattr(cfg, head):
+                    cfg.replace(**{head: value})  # raises the unknown-key error with its did-you-mean hint
+                raise ConfigError(f"--set {key}: {head} is not a table; use --set {head}=VALUE")
+            over[head] = {**base, field: value}
+        else:
+            over[key] = value
+    return cfg.replace(**over) if over else cfg
 
 
 def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
     """Parse the command line and load the config strictly; None (message on stderr) when it is bad."""
     args = _parser(prog).parse_args(argv)
     over: dict[str, Any] = {}
+    if args.seed is not None:
+        over["seed"] = args.seed
     if args.max_steps is not None:
         over["max_steps"] = args.max_steps
     if args.output_dir is not None:
@@ -45,26 +90,48 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
         over["progress_bar"] = False
     try:
         cfg = TrainConfig.from_file(args.config) if args.config else TrainConfig.preset(args.preset or "tiny-toolscale")
+        cfg = _apply_sets(cfg, args.sets)
         return cfg.replace(**over) if over else cfg
     except (ConfigError, FileNotFoundError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return None
 
 
+def _run(prog: str, cfg: TrainConfig, *, sft_only: bool = False) -> dict[str, Any] | int:
+    """`run_training`, or the exit code of a run that stopped: 130 after Ctrl-C (one line: stopped,
+    the latest checkpoint, the same command resumes), 1 after `TrainingStopped` (its one-line message)."""
+    from orchestra_jax import checkpoint  # lazy: JAX only once the config is good (module doc)
+    from orchestra_jax.train import TrainingStopped, run_training
+
+    try:
+        return run_training(cfg, sft_only=sft_only)
+    except KeyboardInterrupt:
+        latest = checkpoint.latest(cfg.output_dir)
+        where = ("no checkpoint was written yet" if latest is None else
+                 f"the latest checkpoint is {checkpoint.phase_dir(cfg.output_dir, latest[0]) / str(latest[1])} "
+                 f"({latest[0]} step {latest[1]})")
+        print(f"{prog}: stopped (Ctrl-C); {where}; run the same command again to resume.", file=sys.stderr)
+        return 130
+    except TrainingStopped as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 1
+
+
 def train_main(argv: list[str] | None = None) -> int:
-    """`orchestra train [--preset NAME | --config FILE] [--max-steps N] [--output-dir DIR]`.
+    """`orchestra train [--preset NAME | --config FILE] [--seed N] [--set KEY=VALUE ...] [--max-steps N]
+    [--output-dir DIR]`.
 
     Resumes from DIR/checkpoints when present. Prints and writes DIR/summary.json. Returns 0; a bad config
-    exits with code 2 and the message naming the key, before any compute."""
+    exits with code 2 and the message naming the key, before any compute; a run stopped by the training
+    guard or a non-finite update exits 1, Ctrl-C 130, each with one line on stderr."""
     cfg = _load_config("orchestra train", argv)
     if cfg is None:
         return 2
-    from orchestra_jax.train import run_training  # lazy: JAX only once the config is good (module doc)
-
-    summary = run_training(cfg)
+    summary = _run("orchestra train", cfg)
+    if isinstance(summary, int):
+        return summary
     print(json.dumps({k: summary[k] for k in ("steps", "wall_time_s", "initial_success_rate", "final_success_rate",
-                                              "initial_cost_per_solved_usd", "final_cost_per_solved_usd")},
-                     default=float))
+                                              "initial_cost_per_solved_usd", "final_cost_per_solved_usd")}))
     return 0
 
 
@@ -76,10 +143,10 @@ def sft_main(argv: list[str] | None = None) -> int:
     if cfg.sft_steps == 0:
         print("orchestra sft: sft_steps is 0 in this config; set sft_steps >= 1", file=sys.stderr)
         return 2
-    from orchestra_jax.train import run_training  # lazy: JAX only once the config is good (module doc)
-
-    summary = run_training(cfg, sft_only=True)
-    print(json.dumps({k: summary[k] for k in ("sft_steps", "wall_time_s", "final_success_rate")}, default=float))
+    summary = _run("orchestra sft", cfg, sft_only=True)
+    if isinstance(summary, int):
+        return summary
+    print(json.dumps({k: summary[k] for k in ("sft_steps", "wall_time_s", "final_success_rate")}))
     return 0
 
 

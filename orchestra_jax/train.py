@@ -6,8 +6,12 @@ Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo}
      `train_step.make_sft_step`;
   3. evaluation on held-out tasks (`Run.evaluate`, seeds >= 2^31);
   4. GRPO (`Run.grpo`), per step: sample tasks -> roll out (`rollout.collect_rollouts`) -> rewards,
-     filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.make_grpo_step`) ->
-     log (JSONL, TensorBoard, tqdm) -> checkpoint (`orchestra_jax.checkpoint`);
+     filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.grpo_updates`:
+     ppo_epochs x ppo_mini_batches steps of `train_step.make_grpo_step` with pi_old fixed, none when no
+     token is kept; a non-finite loss or gradient stops the run) -> log (JSONL, TensorBoard, tqdm) ->
+     the training guard (`orchestra_jax.guard`: restore the last healthy checkpoint with a smaller
+     learning rate, or stop) -> checkpoint (`orchestra_jax.checkpoint`; the warm start is step 0 when
+     the guard is on);
   5. evaluation again, plots (`orchestra_jax.plots`) and DIR/summary.json.
 
 Data flow (DESIGN.md Sec. 1): tasks -> `orchestra_jax.rollout` (sampler <-> envs) -> rewards
@@ -43,10 +47,13 @@ from orchestra_jax.policy import build_policy, build_tokenizer, make_envs
 from orchestra_jax.rollout import Trajectory, collect_rollouts, scripted_trajectory
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
-from orchestra_jax.train_step import (init_state, make_grpo_step, make_logp_fn, make_sft_step, optimizer_from_config,
-                                      params_digest, split_micro)
+from orchestra_jax.guard import TrainingGuard, TrainingStopped
+from orchestra_jax.train_step import (UpdateResult, grpo_updates, init_state, make_grpo_step, make_logp_fn,
+                                      make_old_logp_fn, make_sft_step, optimizer_from_config, params_digest,
+                                      split_micro)
 
-__all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "EVAL_TASK_BASE"]
+__all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "json_safe", "EVAL_TASK_BASE",
+           "TrainingStopped"]
 
 EVAL_TASK_BASE = 2**31  # held-out tasks: ToolScale seeds >= 2^31 (training tasks draw seeds < 2^31)
 
@@ -74,6 +81,50 @@ def group_preferences(cfg: TrainConfig, trajs: list[Trajectory]) -> np.ndarray |
     g = cfg.rollouts_per_task
     return np.stack([preference_vector(trajs[i].info.get("preference") or cfg.preference, list(names))
                      for i in range(0, len(trajs), g)])
+
+
+# metrics of the last optimizer update of a step, logged as last_<name> next to the first update's
+LAST_UPDATE_KEYS = ("loss", "grad_norm", "ratio_mean", "ratio_min", "ratio_max", "approx_kl", "clipfrac_low",
+                    "clipfrac_high", "clipfrac_dual")
+
+# why a number is not finite, for the <key>_note written next to it in JSON (by key suffix)
+_NON_FINITE_NOTES = {"cost_per_solved_usd": "no task was solved, so the cost per solved task is undefined"}
+
+
+def _update_metrics(res: UpdateResult) -> dict[str, float]:
+    """A GRPO step's update metrics: the first update's under their names, the last update's as
+    last_<name> (`LAST_UPDATE_KEYS`) when there were several, the number of updates, and skipped
+    (1: no kept token, no update)."""
+    out: dict[str, float] = {"skipped": int(res.skipped), "updates": len(res.updates)}
+    if res.updates:
+        out.update(res.updates[0])
+    if len(res.updates) > 1:
+        out.update({f"last_{k}": res.updates[-1][k] for k in LAST_UPDATE_KEYS if k in res.updates[-1]})
+    return out
+
+
+def json_safe(obj: Any) -> Any:
+    """A copy of `obj` (dicts, lists, numbers) that is valid JSON: numpy scalars become Python numbers, a
+    non-finite float becomes null with a ``<key>_note`` entry next to it saying why (RFC 8259 has no
+    Infinity or NaN)."""
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out[k] = json_safe(v)
+            f = float(v) if isinstance(v, (float, np.floating)) else None
+            if f is not None and not np.isfinite(f):
+                note = next((n for suffix, n in _NON_FINITE_NOTES.items() if str(k).endswith(suffix)), None)
+                out[f"{k}_note"] = note or f"the value was {f} (not a JSON number)"
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if np.isfinite(obj) else None
+    return obj
 
 
 def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
@@ -122,25 +173,52 @@ class Run:
         self.tok = build_tokenizer(cfg, self.dir)
         self.model, self.mesh = build_policy(cfg, self.tok)
         self.graphdef, self.params0 = nnx.split(self.model, nnx.Param)
-        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk)
-        self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, with_entropy=True)
+        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk)  # SFT: temperature 1
+        # GRPO: log-probs at the sampling temperature, the sampler's convention (pi_old and the loss)
+        self.grpo_logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, temperature=cfg.temperature)
+        self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, with_entropy=True,
+                                            temperature=cfg.temperature)
         self.envs = make_envs(cfg, cfg.tasks_per_step * cfg.rollouts_per_task)
         self.pool = ThreadPoolExecutor(max_workers=cfg.tool_workers)
         self._sampler: Sampler | None = None
         self.log_file = open(self.dir / "metrics.jsonl", "a")
-        self._tb: SummaryWriter | None = None
+        self._tb: dict[str, SummaryWriter] = {}
+        self._purge: dict[str, int] = {}
 
     # ------------------------------------------------------------------ helpers
     def log(self, record: dict[str, Any]) -> None:
-        """Append a record to DIR/metrics.jsonl and its finite numbers to TensorBoard (DIR/tb)."""
-        self.log_file.write(json.dumps(record, default=float) + "\n")
+        """Append a record to DIR/metrics.jsonl (valid JSON, `json_safe`) and its finite numbers to
+        TensorBoard, one writer per phase (DIR/tb/<phase>; guard events go with grpo)."""
+        self.log_file.write(json.dumps(json_safe(record)) + "\n")
         self.log_file.flush()
-        if self._tb is None:
-            self._tb = SummaryWriter(str(self.dir / "tb"))
+        phase = record.get("phase", "train")
+        run = "grpo" if phase == "guard" else phase
+        if run not in self._tb:
+            self._tb[run] = SummaryWriter(str(self.dir / "tb" / run), purge_step=self._purge.get(run))
         step = int(record.get("step", 0))
         for k, v in record.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v):
-                self._tb.add_scalar(f"{record.get('phase', 'train')}/{k}", v, step)
+                self._tb[run].add_scalar(f"{phase}/{k}", v, step)
+
+    def truncate_log(self, phase: str, step: int) -> None:
+        """Resuming `phase` from its checkpoint of `step`: drop the records of that phase (and, for grpo,
+        of the guard) after `step` from DIR/metrics.jsonl, and purge TensorBoard events of steps > `step`
+        of that phase (tensorboardX ``purge_step``), so each step appears once (issue 16, item 15)."""
+        phases = {phase, "guard"} if phase == "grpo" else {phase}
+        path = self.dir / "metrics.jsonl"
+        self.log_file.close()
+        kept = []
+        for line in path.read_text().splitlines() if path.exists() else []:
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by a kill: drop it
+                continue
+            if not (r.get("phase") in phases and int(r.get("step", 0)) > step):
+                kept.append(line)
+        path.write_text("".join(x + "\n" for x in kept))
+        self.log_file = open(path, "a")
+        if step > 0:
+            self._purge[phase] = step + 1
 
     def sampler(self, params: Any) -> Sampler:
         """The KV-cache sampler with `params` loaded (built once, cache 3 x max_seq_len)."""
@@ -185,7 +263,7 @@ class Run:
         s = episode_summary(trajs)
         s["tag"] = tag
         s["preference"] = dict(preference if preference is not None else cfg.preference)
-        (self.dir / f"eval_{tag}.json").write_text(json.dumps(s, indent=1, default=float))
+        (self.dir / f"eval_{tag}.json").write_text(json.dumps(json_safe(s), indent=1))
         return s
 
     # ------------------------------------------------------------------ SFT
@@ -204,6 +282,7 @@ class Run:
         if ck.latest_step() is not None:
             state, meta = ck.restore(None, state)
             start = int(meta["step"])
+        self.truncate_log("sft", start)
         if start >= cfg.sft_steps:
             ck.close()
             return state.params
@@ -227,6 +306,15 @@ class Run:
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),
                    "time_s": time.time() - self.t0, "peak_rss_gib": _peak_rss_gib()}
+            if not (np.isfinite(rec["nll"]) and np.isfinite(rec["grad_norm"])):
+                ck.wait()
+                latest = ck.latest_step()
+                ck.close()
+                raise TrainingStopped(
+                    f"SFT step {s + 1}: nll={rec['nll']} grad_norm={rec['grad_norm']} is not finite; no checkpoint "
+                    f"was written after it; the latest good checkpoint is "
+                    f"{'none' if latest is None else checkpoint.phase_dir(self.dir, 'sft') / str(latest)}. "
+                    "Fix: lower sft_learning_rate.")
             if (s + 1) % cfg.log_every == 0:
                 self.log(rec)
             bar.update(1)
@@ -240,56 +328,116 @@ class Run:
     # ------------------------------------------------------------------ GRPO
     def grpo(self, params: Any, initial_eval: dict[str, Any] | None) -> tuple[Any, int, dict[str, Any] | None]:
         """GRPO from `params` (the warm start), resuming from DIR/checkpoints/grpo when present.
-        Returns (params, optimizer steps taken, the initial evaluation)."""
+        Returns (params, GRPO steps done, the initial evaluation).
+
+        Raises: `orchestra_jax.guard.TrainingStopped` when the training guard gives up or an update's
+        loss or gradient norm is not finite (no checkpoint is written after such an update)."""
         cfg = self.cfg
-        tx = optimizer_from_config(cfg)
-        state = init_state(params, tx, with_reference=cfg.kl_coef > 0)
+        guard = TrainingGuard(cfg.guard_config()) if cfg.guard_enabled else None
+        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.kl_coef > 0)
         ck = self._checkpointer("grpo")
-        start = 0
-        if ck.latest_step() is not None:
-            state, meta = ck.restore(None, state)
-            start = int(meta["step"])
-            initial_eval = meta.get("initial_eval", initial_eval)
-        step_fn = make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.old_logp_source)
-        bar = self._bar(cfg.max_steps, "grpo", start)
-        for s in range(start, cfg.max_steps):
-            t_step = time.time()
-            # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each
-            pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
-            options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng)) for _ in range(cfg.tasks_per_step)]
-            trajs, stats = collect_rollouts(
-                self.sampler(state.params), self.tok, self.envs, options,
-                rollouts_per_task=cfg.rollouts_per_task, seed=_step_seed(cfg.seed, s), max_new_tokens=cfg.max_new_tokens,
-                max_seq_len=cfg.max_seq_len, temperature=cfg.temperature, max_turns=cfg.max_turns, executor=self.pool,
-            )
-            t_roll = time.time() - t_step
-            # ---- rewards, filters, advantages -> batch; update
-            batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
-            state, m = step_fn(state, self.place_batch(split_micro(batch, cfg.micro_batches)))
-            # ---- log, checkpoint
-            ep = episode_summary(trajs)
-            rec = {"phase": "grpo", "step": s + 1, "reward_mean": bstats.pop("reward_mean"), **{
-                k: float(v) for k, v in m.items()}, **{k: v for k, v in ep.items() if k != "tool_mix"},
-                **bstats, "invalid_turns": stats.invalid_turns, "generated_tokens": stats.generated_tokens,
-                "rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0,
-                "peak_rss_gib": _peak_rss_gib(),
-                **{f"mix/{k}": v for k, v in ep["tool_mix"].items()}}
-            if (s + 1) % cfg.log_every == 0:
-                self.log(rec)
-            bar.update(1)
-            bar.set_postfix(reward=f"{rec['reward_mean']:.2f}", success=f"{ep['success_rate']:.2f}",
-                            cost=f"{ep['mean_cost_usd']:.4f}", latency=f"{ep['mean_latency_s']:.0f}s")
-            if (s + 1) % cfg.checkpoint_every == 0 or s + 1 == cfg.max_steps:
-                ck.save(s + 1, state, {"step": s + 1, "phase": "grpo", "initial_eval": initial_eval})
-        bar.close()
-        ck.close()
-        return state.params, int(state.step), initial_eval
+        try:
+            start = 0
+            if ck.latest_step() is not None:
+                state, meta = ck.restore(None, state)
+                start = int(meta["step"])
+                initial_eval = meta.get("initial_eval", initial_eval)
+                if guard is not None:
+                    guard.load_state_dict(meta.get("guard", {}))
+            elif guard is not None:  # the warm start is checkpoint 0: the guard always has a restore target
+                guard.checkpointed(0)
+                ck.save(0, state, self._grpo_meta(0, initial_eval, guard))
+            self.truncate_log("grpo", start)
+            update = self._grpo_update_fns(guard.lr_scale if guard else 1.0)
+            bar = self._bar(cfg.max_steps, "grpo", start)
+            for s in range(start, cfg.max_steps):
+                t_step = time.time()
+                # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each
+                pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
+                options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng))
+                           for _ in range(cfg.tasks_per_step)]
+                trajs, stats = collect_rollouts(
+                    self.sampler(state.params), self.tok, self.envs, options,
+                    rollouts_per_task=cfg.rollouts_per_task, seed=_step_seed(cfg.seed, s),
+                    max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=cfg.temperature,
+                    max_turns=cfg.max_turns, executor=self.pool,
+                )
+                t_roll = time.time() - t_step
+                # ---- rewards, filters, advantages -> batch
+                batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
+                # ---- update: ppo_epochs x ppo_mini_batches optimizer updates (none without a kept token)
+                res = grpo_updates(state, batch, update["step"], place=self.place_batch, epochs=cfg.ppo_epochs,
+                                   mini_batches=cfg.ppo_mini_batches, micro_batches=cfg.micro_batches,
+                                   seed=_step_seed(cfg.seed, s), old_logp_fn=update["old_logp"])
+                state = res.state
+                self._check_finite(s + 1, res.updates, ck)
+                # ---- log, guard, checkpoint
+                ep = episode_summary(trajs)
+                rec = {"phase": "grpo", "step": s + 1, "reward_mean": bstats.pop("reward_mean"),
+                       **_update_metrics(res), **{k: v for k, v in ep.items() if k != "tool_mix"},
+                       **bstats, "invalid_turns": stats.invalid_turns, "generated_tokens": stats.generated_tokens,
+                       "rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0,
+                       "peak_rss_gib": _peak_rss_gib(),
+                       **{f"mix/{k}": v for k, v in ep["tool_mix"].items()}}
+                if (s + 1) % cfg.log_every == 0:
+                    self.log(rec)
+                bar.update(1)
+                bar.set_postfix(reward=f"{rec['reward_mean']:.2f}", success=f"{ep['success_rate']:.2f}",
+                                cost=f"{ep['mean_cost_usd']:.4f}", latency=f"{ep['mean_latency_s']:.0f}s")
+                if guard is not None:
+                    event = guard.observe(s + 1, rec, available=lambda: (ck.wait(), ck.all_steps())[1])
+                    if event.reasons or event.action != "ok":
+                        self.log(event.to_record())
+                    if event.action == "stop":
+                        raise TrainingStopped(event.message)
+                    if event.action == "restore":
+                        state, _ = ck.restore(event.restore_step, state)
+                        update = self._grpo_update_fns(guard.lr_scale)
+                if (s + 1) % cfg.checkpoint_every == 0 or s + 1 == cfg.max_steps:
+                    if guard is not None:
+                        guard.checkpointed(s + 1)
+                    ck.save(s + 1, state, self._grpo_meta(s + 1, initial_eval, guard))
+            bar.close()
+        finally:
+            ck.close()
+        return state.params, cfg.max_steps, initial_eval
+
+    def _grpo_update_fns(self, lr_scale: float) -> dict[str, Any]:
+        """The jitted GRPO step (AdamW at learning_rate x lr_scale) and, when pi_old is the trainer's and
+        a batch gets several updates, the jitted pi_old forward (log-probs at the sampling temperature)."""
+        cfg = self.cfg
+        tx = optimizer_from_config(cfg, lr_scale=lr_scale)
+        several = cfg.ppo_epochs * cfg.ppo_mini_batches > 1 and cfg.old_logp_source == "trainer"
+        return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.old_logp_source),
+                "old_logp": make_old_logp_fn(self.grpo_logp_fn) if several else None}
+
+    @staticmethod
+    def _grpo_meta(step: int, initial_eval: dict[str, Any] | None, guard: TrainingGuard | None) -> dict[str, Any]:
+        meta = {"step": step, "phase": "grpo", "initial_eval": json_safe(initial_eval)}
+        if guard is not None:
+            meta["guard"] = guard.state_dict()
+        return meta
+
+    def _check_finite(self, step: int, updates: list[dict[str, float]], ck: checkpoint.Checkpointer) -> None:
+        """Stop (`TrainingStopped`) when an update's loss or gradient norm is not finite, before anything
+        is checkpointed, naming the step and the latest good checkpoint."""
+        for i, m in enumerate(updates):
+            bad = {k: m[k] for k in ("loss", "grad_norm") if k in m and not np.isfinite(m[k])}
+            if bad:
+                ck.wait()
+                latest = ck.latest_step()
+                where = (f"{checkpoint.phase_dir(self.dir, 'grpo') / str(latest)} (GRPO step {latest})"
+                         if latest is not None else "none")
+                raise TrainingStopped(
+                    f"GRPO step {step} (update {i + 1}): {', '.join(f'{k}={v}' for k, v in bad.items())} is not "
+                    f"finite; no checkpoint was written after it; the latest good checkpoint is {where}. Fix: "
+                    "lower learning_rate or check the restored checkpoint's parameters.")
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
         self.log_file.close()
-        if self._tb is not None:
-            self._tb.close()
+        for w in self._tb.values():
+            w.close()
 
 
 def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_only: bool = False) -> dict[str, Any]:
@@ -336,7 +484,8 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
             "devices": [str(d) for d in jax.devices()],
         }
         summary["plots"] = write_plots(run.dir, initial, final)
-        (run.dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+        summary = json_safe(summary)  # valid JSON: inf/NaN -> null with a <key>_note
+        (run.dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
     finally:
         run.close()

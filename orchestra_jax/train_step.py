@@ -3,8 +3,10 @@
 `TrainState` (params, optimizer state, step, frozen reference) is the whole trainable state (a pytree,
 checkpointed as is); `make_grpo_step` / `make_sft_step` return the jitted updates (state donated);
 `make_logp_fn` computes per-token log-probs of the policy; `make_optimizer` / `optimizer_from_config`
-build the optax AdamW; `split_micro` shapes a batch into micro-batches; `params_digest` hashes the
-parameters bit for bit. The loop that calls these is `orchestra_jax.train`.
+build the optax AdamW; `split_micro` shapes a batch into micro-batches; `make_old_logp_fn` computes pi_old's log-probs once per
+batch; `grpo_updates` runs the PPO epochs and mini-batches of one GRPO step on the host (and skips a
+step without learning signal); `params_digest` hashes the parameters bit for bit. The loop that calls
+these is `orchestra_jax.train`.
 
 Batch format (numpy or jax arrays, built by `orchestra_jax.batch.to_batch` / `grpo_batch` and split by
 `split_micro`), with M micro-batches of b rows (B = M x b) and T tokens:
@@ -14,6 +16,8 @@ Batch format (numpy or jax arrays, built by `orchestra_jax.batch.to_batch` / `gr
                                      included); 0 for prompt, tool, user tokens and padding
   sampler_logp    float32 [M, b, T]  the sampler's log-prob of tokens[t] (0 where loss_mask is 0)
   advantages      float32 [M, b]     one advantage per trajectory (0 for filtered ones)
+  old_logp        float32 [M, b, T]  optional: log pi_old of tokens[t] (`make_old_logp_fn`; 0 at t = 0),
+                                     fixed for all updates of a batch (PPO epochs / mini-batches)
 Position t's log-prob is log p(tokens[t] | tokens[<t]), so the step shifts by one internally.
 """
 
@@ -42,6 +46,9 @@ __all__ = [
     "make_grpo_step",
     "make_sft_step",
     "split_micro",
+    "make_old_logp_fn",
+    "grpo_updates",
+    "UpdateResult",
     "gather_params",
     "params_digest",
 ]
@@ -89,11 +96,13 @@ def make_optimizer(
     return optax.chain(*parts)
 
 
-def optimizer_from_config(cfg: TrainConfig, *, sft: bool = False) -> optax.GradientTransformation:
+def optimizer_from_config(cfg: TrainConfig, *, sft: bool = False, lr_scale: float = 1.0) -> optax.GradientTransformation:
     """`make_optimizer` with a run's settings: the GRPO optimizer, or (sft=True) the warm start's
-    (sft_learning_rate, no warm-up, cosine decay over sft_steps when sft_lr_schedule is "cosine")."""
+    (sft_learning_rate, no warm-up, cosine decay over sft_steps when sft_lr_schedule is "cosine").
+    lr_scale multiplies the learning rate (the training guard's restores); the optimizer state's
+    structure does not depend on it, so a saved state restores into either."""
     return make_optimizer(
-        cfg.sft_learning_rate if sft else cfg.learning_rate,
+        (cfg.sft_learning_rate if sft else cfg.learning_rate) * lr_scale,
         weight_decay=cfg.weight_decay,
         grad_clip=cfg.grad_clip,
         b1=cfg.adam_b1,
@@ -116,8 +125,14 @@ def init_state(params: Any, tx: optax.GradientTransformation, *, with_reference:
 
 
 def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
-                 with_entropy: bool = False) -> Callable[..., Any]:
+                 with_entropy: bool = False, temperature: float = 1.0) -> Callable[..., Any]:
     """logp_fn(params, input_ids [b, T], targets [b, T], attention_mask [b, T]) -> float32 [b, T].
+
+    Log-probs at the sampling `temperature`: log_softmax(logits / temperature)[target] over the full
+    vocabulary, the convention of `orchestra_jax.sampler.Sampler` (no top-k / top-p renormalisation), so
+    that the trainer's pi_old and the sampler's log-probs of the same tokens agree (a trainer at T = 1
+    behind a sampler at T = 0.6 sees ratios far from 1 before any update: public report
+    huggingface/trl PR 3029).
 
     Uses `orchestra_jax.model.token_logprobs` (chunked over the sequence, no [b, T, V] logits) for the
     Qwen3 policy; any other nnx module with ``__call__(input_ids, attention_mask=...) -> logits`` works
@@ -129,8 +144,9 @@ def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
     def logp_fn(params, input_ids, targets, attention_mask):
         model = nnx.merge(graphdef, params, rest) if rest is not None else nnx.merge(graphdef, params)
         if isinstance(model, Qwen3):
-            return token_logprobs(model, input_ids, targets, attention_mask, chunk=chunk, with_entropy=with_entropy)
-        logits = model(input_ids, attention_mask=attention_mask).astype(jnp.float32)
+            return token_logprobs(model, input_ids, targets, attention_mask, chunk=chunk, with_entropy=with_entropy,
+                                  temperature=temperature)
+        logits = model(input_ids, attention_mask=attention_mask).astype(jnp.float32) / temperature
         lsm = jax.nn.log_softmax(logits, axis=-1)
         lp = jnp.take_along_axis(lsm, targets[..., None], axis=-1)[..., 0]
         if with_entropy:
@@ -182,7 +198,9 @@ def make_grpo_step(
 
     The micro-batches (leading axis M of the batch) are scanned; each adds the gradient of
     ``loss_sum / D`` where D = `grpo.loss_denominator` of the *whole* batch, so the accumulated gradient
-    equals the full-batch gradient for every aggregation. pi_old is the current policy with no
+    equals the full-batch gradient for every aggregation (call it once per mini-batch: the denominator
+    is then the mini-batch's, verl's token-mean per update). pi_old is batch["old_logp"] when the batch
+    carries it (`make_old_logp_fn`, fixed over several updates), else the current policy with no
     gradient ("trainer": verl with one PPO epoch, ratio 1 at the start) or the sampler's log-probs
     ("sampler"). Under a mesh, shard params and the batch's row axis; XLA inserts the reductions.
 
@@ -205,7 +223,10 @@ def make_grpo_step(
             def loss_fn(params):
                 lp, ent = _split_logp(logp_fn(params, inp, tgt, am))
                 ent = None if ent is None else jax.lax.stop_gradient(ent)
-                old = jax.lax.stop_gradient(lp) if old_logp_source == "trainer" else slp
+                if "old_logp" in mb:
+                    old = mb["old_logp"][:, 1:]
+                else:
+                    old = jax.lax.stop_gradient(lp) if old_logp_source == "trainer" else slp
                 loss_sum, sums = grpo.loss_sums(lp, old, mb["advantages"], mask, ref, cfg, entropy=ent,
                                                 sampler_logp=slp)
                 return loss_sum / den, sums
@@ -270,6 +291,96 @@ def split_micro(batch: dict[str, np.ndarray], micro_batches: int) -> dict[str, n
             raise ValueError(f"batch[{k!r}] has {v.shape[0]} rows, not divisible by micro_batches={micro_batches}")
         out[k] = v.reshape((micro_batches, v.shape[0] // micro_batches) + v.shape[1:])
     return out
+
+
+def make_old_logp_fn(logp_fn: Callable[..., Any]) -> Callable[[Any, dict[str, jax.Array]], jax.Array]:
+    """old_logp_fn(params, batch [M, b, T]) -> float32 [M, b, T], jitted: log p(tokens[t] | tokens[<t])
+    under `params` at every position (0 at t = 0), the layout of ``sampler_logp``; the micro-batches
+    are mapped one after another (`jax.lax.map`), so memory is that of one micro-batch's forward.
+
+    pi_old of a batch (ToolOrchestra Sec. 3.2 / verl's old log-probs): computed once before the first
+    update and stored as batch["old_logp"], so every PPO epoch and mini-batch of the batch shares it."""
+
+    def fn(params, batch):
+        def one(mb):
+            inp, tgt, am, _ = _shift(mb)
+            lp = _split_logp(logp_fn(params, inp, tgt, am))[0]
+            return jnp.pad(lp, ((0, 0), (1, 0)))
+
+        return jax.lax.map(one, {k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")})
+
+    return jax.jit(fn)
+
+
+class UpdateResult(NamedTuple):
+    """What `grpo_updates` did: the new state, the metrics of each optimizer update in order (host
+    floats; empty when skipped) and whether the whole step was skipped (no kept token)."""
+
+    state: TrainState
+    updates: list[dict[str, float]]
+    skipped: bool
+
+
+def _has_signal(batch: dict[str, np.ndarray]) -> bool:
+    """Host-side: does any row hold a token in the loss (loss mask and attention at positions >= 1)?"""
+    return bool(np.any((np.asarray(batch["loss_mask"])[:, 1:] > 0) & (np.asarray(batch["attention_mask"])[:, 1:] > 0)))
+
+
+def grpo_updates(
+    state: TrainState,
+    batch: dict[str, np.ndarray],
+    step_fn: Callable[[TrainState, dict[str, jax.Array]], tuple[TrainState, dict[str, jax.Array]]],
+    *,
+    place: Callable[[dict[str, np.ndarray]], dict[str, jax.Array]] | None = None,
+    epochs: int = 1,
+    mini_batches: int = 1,
+    micro_batches: int = 1,
+    seed: int = 0,
+    old_logp_fn: Callable[[Any, dict[str, jax.Array]], jax.Array] | None = None,
+) -> UpdateResult:
+    """The optimizer updates of one GRPO step: `epochs` passes over the batch, each split into
+    `mini_batches` updates (rows by a permutation seeded with (seed, epoch); no permutation when
+    mini_batches = 1), each mini-batch split into `micro_batches` for memory (`step_fn` =
+    `make_grpo_step`, whose loss denominator is then the mini-batch's: verl's token-mean per update).
+
+    pi_old stays fixed over all updates of the batch: with `old_logp_fn` (`make_old_logp_fn`) and more
+    than one update, the log-probs of the state before the first update are computed once and stored as
+    batch["old_logp"]; with one update (or old_logp_source "sampler", old_logp_fn None) the step's own
+    rule applies, so epochs = mini_batches = 1 is exactly one `step_fn` call on the whole batch.
+
+    A step without learning signal is a no-op: when no row has a kept token (every group filtered) no
+    update runs (no AdamW momentum, no weight decay), decided on the host from the numpy batch, so the
+    same on every host; a mini-batch without a kept token is skipped likewise.
+
+    Args:
+      batch: numpy [B, ...] arrays of `orchestra_jax.batch.grpo_batch`.
+      place: host [M, b, ...] batch -> device arrays (default `jnp.asarray`; the trainer shards).
+    Returns: `UpdateResult`. Raises: ValueError when mini_batches x micro_batches does not divide B.
+    """
+    rows = int(np.asarray(batch["advantages"]).shape[0])
+    if rows % (mini_batches * micro_batches):
+        raise ValueError(f"{rows} rows are not divisible by ppo_mini_batches x micro_batches = "
+                         f"{mini_batches} x {micro_batches}")
+    if not _has_signal(batch):
+        return UpdateResult(state, [], True)
+    place = place or (lambda b: {k: jnp.asarray(v) for k, v in b.items()})
+    data = {k: np.asarray(v) for k, v in batch.items()}
+    if old_logp_fn is not None and epochs * mini_batches > 1:
+        old = old_logp_fn(state.params, place(split_micro(data, micro_batches)))
+        data["old_logp"] = gather_params(old)[0].reshape(data["tokens"].shape).astype(np.float32)
+    size = rows // mini_batches
+    updates: list[dict[str, float]] = []
+    for epoch in range(epochs):
+        order = (np.arange(rows) if mini_batches == 1
+                 else np.random.default_rng([seed, epoch]).permutation(rows))
+        for j in range(mini_batches):
+            idx = order[j * size:(j + 1) * size]
+            mini = {k: v[idx] for k, v in data.items()}
+            if not _has_signal(mini):
+                continue
+            state, metrics = step_fn(state, place(split_micro(mini, micro_batches)))
+            updates.append({k: float(v) for k, v in metrics.items()})
+    return UpdateResult(state, updates, False)
 
 
 def gather_params(params: Any) -> list[np.ndarray]:

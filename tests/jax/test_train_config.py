@@ -132,3 +132,22 @@ def test_training_preferences_are_sampled_and_evaluation_preferences_held_out():
         TrainConfig.preset("tiny-toolscale", train_preferences=[{"outcme": 1}])
     with pytest.raises(ConfigError, match="sft_expert_choice"):
         TrainConfig.preset("tiny-toolscale", sft_expert_choice="per_task")
+
+
+def test_ppo_update_and_guard_fields():
+    cfg = TrainConfig()
+    assert (cfg.ppo_epochs, cfg.ppo_mini_batches) == (1, 1)
+    assert cfg.kl_coef == 1e-4 and cfg.kl_estimator == "k2"  # KL to the frozen reference as released
+    g = cfg.guard_config()
+    assert (cfg.guard_enabled, g.min_valid_format, g.max_cut_rate, g.min_kept_rollouts, g.min_entropy,
+            g.max_entropy, g.patience, g.max_restores, g.lr_factor) == (True, 0.8, 0.5, 0.0, 0.0, 0.0, 2, 3, 0.5)
+    cfg = TrainConfig.preset("tiny-toolscale", ppo_epochs=2, ppo_mini_batches=2, micro_batches=4)  # 32 rows
+    assert cfg.ppo_mini_batches == 2
+    with pytest.raises(ConfigError, match=r"ppo_mini_batches=4: ppo_mini_batches x micro_batches = 4 x 4 must divide"):
+        TrainConfig.preset("tiny-toolscale", ppo_mini_batches=4, micro_batches=4, rollouts_per_task=2)
+    with pytest.raises(ConfigError, match="ppo_epochs=0: must be >= 1"):
+        TrainConfig(ppo_epochs=0)
+    with pytest.raises(ConfigError, match=r"guard_lr_factor=2.0: must be in \(0, 1\]"):
+        TrainConfig(guard_lr_factor=2.0)
+    with pytest.raises(ConfigError, match="did you mean 'guard_patience'"):
+        TrainConfig.from_dict({"guard_patiance": 3})

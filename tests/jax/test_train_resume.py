@@ -29,6 +29,7 @@ max_new_tokens = 12
 checkpoint_every = 1
 keep_checkpoints = 2
 progress_bar = false
+guard_enabled = false
 """
 
 RUN = "import sys; from orchestra_jax.cli import train_main; sys.exit(train_main(sys.argv[1:]))"

@@ -339,3 +339,119 @@ def test_optimizer_cosine_decay_schedule_matches_formula(warmup):
     expected += [lr * 0.5 * (1 + np.cos(np.pi * min(k, decay) / decay)) for k in range(decay + 2)]
     np.testing.assert_allclose(steps, expected, rtol=1e-5, atol=1e-8)  # float32 Adam
     assert steps[-1] == 0.0
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 13: a step without learning signal, PPO epochs / mini-batches, log-probs at the sampling temperature
+# ---------------------------------------------------------------------------------------------------
+
+
+def _adamw_setup(lr: float = 1e-3, seed: int = 3):
+    model = tiny_model(seed)
+    graphdef, params = nnx.split(model, nnx.Param)
+    tx = train_step.make_optimizer(lr, weight_decay=0.1)
+    state = train_step.init_state(params, tx, with_reference=False)
+    logp_fn = train_step.make_logp_fn(graphdef, chunk=4)
+    step = train_step.make_grpo_step(logp_fn, tx, grpo.LossConfig(kl_coef=0.0), donate=False)
+    return state, step, logp_fn
+
+
+def _host(tree):
+    return [np.asarray(x) for x in jax.tree.leaves(tree)]
+
+
+def test_step_without_kept_token_is_a_no_op():
+    """Every group filtered (loss mask all 0): no AdamW update at all, params and opt_state bit-identical."""
+    state, step, _ = _adamw_setup()
+    warm = train_step.grpo_updates(state, make_batch(4), step)  # non-zero momentum, so decay/momentum would move
+    assert not warm.skipped and len(warm.updates) == 1
+    batch = make_batch(5)
+    batch["loss_mask"] = np.zeros_like(batch["loss_mask"])
+    before = (_host(warm.state.params), _host(warm.state.opt_state), int(warm.state.step))
+    res = train_step.grpo_updates(warm.state, batch, step, epochs=2, mini_batches=2, micro_batches=2)
+    assert res.skipped and res.updates == []
+    after = (_host(res.state.params), _host(res.state.opt_state), int(res.state.step))
+    assert after[2] == before[2] == 1
+    for a, b in zip(after[0] + after[1], before[0] + before[1]):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    # the update this skip avoids would have moved the weights (AdamW momentum + weight decay)
+    moved, _ = step(warm.state, train_step.split_micro(batch, 1))
+    assert any(np.abs(a - b).max() > 0 for a, b in zip(_host(moved.params), before[0]))
+
+
+def test_one_epoch_one_mini_batch_is_exactly_one_step():
+    state, step, _ = _adamw_setup()
+    batch = make_batch(6)
+    direct, m = step(state, train_step.split_micro(batch, 2))
+    res = train_step.grpo_updates(state, batch, step, micro_batches=2)
+    assert len(res.updates) == 1 and res.updates[0]["loss"] == float(m["loss"])
+    for a, b in zip(_host(res.state.params), _host(direct.params)):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_two_epochs_move_the_ratio_and_the_clip_works():
+    """pi_old fixed for the batch: the first update has ratio 1, the second does not, and at a large
+    learning rate the clip fractions become > 0."""
+    state, step, logp_fn = _adamw_setup(lr=0.05)
+    batch = make_batch(7)
+    old_fn = train_step.make_old_logp_fn(logp_fn)
+    res = train_step.grpo_updates(state, batch, step, epochs=2, micro_batches=2, old_logp_fn=old_fn)
+    first, last = res.updates
+    assert first["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    assert first["ratio_min"] == pytest.approx(1.0, abs=1e-5) and first["approx_kl"] == pytest.approx(0.0, abs=1e-6)
+    assert abs(last["ratio_max"] - 1.0) > 0.05 or abs(last["ratio_min"] - 1.0) > 0.05
+    assert last["approx_kl"] > 1e-4
+    assert last["clipfrac_low"] + last["clipfrac_high"] > 0
+    # without the stored pi_old, the second update would see ratio 1 again (old = current)
+    again = train_step.grpo_updates(state, batch, step, epochs=2, micro_batches=2)
+    assert again.updates[1]["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_mini_batches_split_rows_by_a_seeded_permutation():
+    state, step, logp_fn = _adamw_setup(lr=0.01)
+    batch = make_batch(8)
+    old_fn = train_step.make_old_logp_fn(logp_fn)
+    a = train_step.grpo_updates(state, batch, step, mini_batches=2, micro_batches=2, seed=5, old_logp_fn=old_fn)
+    b = train_step.grpo_updates(state, batch, step, mini_batches=2, micro_batches=2, seed=5, old_logp_fn=old_fn)
+    assert len(a.updates) == 2 and a.updates[0]["sequences"] == 4.0  # each update sees B / 2 rows
+    assert a.updates == b.updates  # the same seed, the same split
+    assert a.updates[1]["ratio_mean"] != pytest.approx(1.0, abs=1e-6)  # pi_old is the batch's, not the update's
+    with pytest.raises(ValueError, match="ppo_mini_batches x micro_batches"):
+        train_step.grpo_updates(state, batch, step, mini_batches=3)
+
+
+def test_old_logp_fn_matches_the_step_layout():
+    state, _, logp_fn = _adamw_setup()
+    batch = make_batch(9)
+    old = np.asarray(train_step.make_old_logp_fn(logp_fn)(state.params,
+                                                          {k: jnp.asarray(v) for k, v in train_step.split_micro(batch, 2).items()}))
+    assert old.shape == (2, 4, 12)
+    inp, tgt, am, _ = train_step._shift({k: jnp.asarray(v) for k, v in batch.items()})
+    ref = np.asarray(logp_fn(state.params, inp, tgt, am))
+    np.testing.assert_allclose(old.reshape(8, 12)[:, 1:], ref, atol=1e-6)
+    assert np.all(old[..., 0] == 0)
+
+
+def test_trainer_logprobs_equal_the_samplers_at_temperature_0_6():
+    """The trainer's log-probs (make_logp_fn at the sampling temperature, full vocabulary) of the tokens the
+    Sampler drew at T = 0.6 equal the sampler's to 1e-5 (issue 13; huggingface/trl PR 3029's bug)."""
+    from orchestra_jax.sampler import Sampler
+
+    model = tiny_model(11)
+    sampler = Sampler(model, eos_ids=(1,), max_cache_len=64, chunk=8)
+    rs = np.random.RandomState(0)
+    prompts = [list(rs.randint(2, V, n)) for n in (5, 9, 3)]
+    st, out = sampler.generate(sampler.prefill(prompts), 12, 0.6, rng=3)
+    graphdef, params = nnx.split(model, nnx.Param)
+    seqs = [p + t for p, t in zip(prompts, out.tokens)]
+    t_len = max(len(s) for s in seqs) + 3
+    tokens = np.zeros((3, t_len), np.int32)
+    am = np.zeros((3, t_len), np.int32)
+    for i, s in enumerate(seqs):
+        tokens[i, :len(s)], am[i, :len(s)] = s, 1
+    for temperature, agree in ((0.6, True), (1.0, False)):
+        fn = train_step.make_logp_fn(graphdef, chunk=4, temperature=temperature)
+        lp = np.asarray(fn(params, jnp.asarray(tokens[:, :-1]), jnp.asarray(tokens[:, 1:]), jnp.asarray(am[:, :-1])))
+        gap = max(np.abs(lp[i, len(p) - 1:len(p) - 1 + len(out.tokens[i])] - np.asarray(out.logprobs[i])).max()
+                  for i, p in enumerate(prompts))
+        assert (gap <= 1e-5) == agree, (temperature, gap)
