@@ -33,6 +33,10 @@ OVERRIDES = dict(
     sft_lr_schedule="constant", preference={"outcome": 1.0, "cost": 1.0, "latency": 0.0},
     eval_tasks=0, max_turns=3, max_new_tokens=40, checkpoint_every=1000, tool_workers=2,
     async_checkpoint=False, progress_bar=False,
+    # the setting these tests pin (the preset's prompt-stated, sampled preferences and per-episode
+    # demonstrations are tested in test_train_config / test_batch / gym's test_agents)
+    env_kwargs={"system_prompt": "compact"}, train_preferences=[], eval_preferences={},
+    sft_expert_choice="per_turn", sft_state_kind=False, ppo_epochs=1, kl_coef=0.0,
 )
 
 
