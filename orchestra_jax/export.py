@@ -16,7 +16,8 @@ tokenizer.json              the run's tokenizer; the tool and think tags (``<too
                             ``<tool_response>``, ``<think>`` and their closers) are marked
                             non-special, as in Qwen3's own tokenizer.json, so that a server that
                             decodes with ``skip_special_tokens`` keeps them (same ids, same encoding)
-tokenizer_config.json       eos ``<|im_end|>``, pad ``<|endoftext|>``, no bos, and `CHAT_TEMPLATE`
+tokenizer_config.json       eos ``<|im_end|>``, pad ``<|endoftext|>``, no bos, `CHAT_TEMPLATE` and
+                            `RESPONSE_TEMPLATE`
 chat_template.jinja         the same template, for servers that take ``--chat-template FILE``
 ==========================  ==================================================================
 
@@ -28,6 +29,14 @@ tool results in one user turn as ``<tool_response>`` blocks, assistant tool call
 renders, so a conversation the server renders with it is the token sequence the policy was trained on
 (the prompt of `orchestra_jax.rollout`, then each turn's environment blocks); tests compare it with the
 official template and with the policy's own ids.
+
+`RESPONSE_TEMPLATE` (transformers' ``response_template``, read by ``transformers serve``) makes the server
+answer with the policy's text as written, ``<tool_call>`` blocks included, instead of extracting tool
+calls: a trained policy is served in text tool calling (``tool_calling = "text"`` in the models file),
+so the conversation sent back holds its turns verbatim. Extracted calls would come back re-rendered in
+the template's form, which differs from the policy's own text wherever the policy writes more (e.g. an
+``"id"`` key), and the next prompt would then not be the one it was trained on. (The template strips
+whitespace around the text.) vLLM: serve without ``--enable-auto-tool-choice`` for the same effect.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from typing import Any
 
 from orchestra_jax.tokenizer import TOOLS_FOOTER, TOOLS_HEADER
 
-__all__ = ["export_run", "CHAT_TEMPLATE", "NON_SPECIAL_TAGS"]
+__all__ = ["export_run", "CHAT_TEMPLATE", "RESPONSE_TEMPLATE", "NON_SPECIAL_TAGS"]
 
 # the markup Qwen3's tokenizer.json lists as added but not special (kept by skip_special_tokens)
 NON_SPECIAL_TAGS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>")
@@ -99,6 +108,10 @@ CHAT_TEMPLATE = (
     "{%- endif %}\n"
 )
 
+# transformers' response-template format: one content field from the assistant header to the EOS
+RESPONSE_TEMPLATE = {"defaults": {"role": "assistant"}, "start_anchor": "<|im_start|>assistant\n",
+                     "fields": {"content": {"close_pattern": r"<\|im_end\|>|<\|endoftext\|>", "content": "text"}}}
+
 
 def _tokenizer_json(spec: dict[str, Any]) -> dict[str, Any]:
     """The run's tokenizer.json with `NON_SPECIAL_TAGS` marked non-special (ids and encoding unchanged)."""
@@ -148,6 +161,6 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
         "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": cfg.max_seq_len,
         "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "add_bos_token": False,
         "clean_up_tokenization_spaces": False, "split_special_tokens": False, "errors": "replace",
-        "chat_template": CHAT_TEMPLATE}, indent=2))
+        "chat_template": CHAT_TEMPLATE, "response_template": RESPONSE_TEMPLATE}, indent=2))
     (out / "chat_template.jinja").write_text(CHAT_TEMPLATE)
     return out

@@ -65,6 +65,13 @@ def agent(run):
     return load_policy_agent(run[0], temperature=0.0)
 
 
+def test_export_of_a_folder_without_a_run_is_one_line(tmp_path, capsys):
+    assert orchestra(["export", str(tmp_path), "--hf", str(tmp_path / "hf")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("orchestra export: ") and "train_config.json not found" in err and "\n" not in err
+    assert not (tmp_path / "hf").exists()
+
+
 def _jax_model(agent: PolicyAgent):
     return nnx.merge(agent.sampler.graphdef, agent.sampler.params)
 
@@ -86,6 +93,11 @@ def test_the_directory_has_what_servers_load(exported, agent):
     assert ids == agent.tok.encode("<tool_call>\n{}\n</tool_call><|im_end|>")
     # the tool tags survive a server's skip_special_tokens decoding; the ChatML controls do not
     assert tok.decode(ids, skip_special_tokens=True) == "<tool_call>\n{}\n</tool_call>"
+    # transformers serve's reply parsing: the policy's text as written (tool calls not extracted)
+    text = '<tool_call>\n{"name": "call_expert", "arguments": {}, "id": ""}\n</tool_call>'
+    parsed = tok.parse_response(tok.encode(text + "<|im_end|>", add_special_tokens=False),
+                                prefix="<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+    assert parsed == {"role": "assistant", "content": text}
 
 
 def test_transformers_logits_equal_the_jax_policy(exported, agent):
@@ -177,15 +189,19 @@ def test_transformers_serve_plays_the_policy_actions(run, exported, agent, tmp_p
         assert done.returncode == 0, done.stderr[-2000:]
     served = {r["seed"]: r for r in map(json.loads, (tmp_path / "llm" / "trajectories.jsonl").read_text().splitlines())}
     assert sorted(served) == list(SEEDS)
-    same, differ = 0, {}
+    summary = json.loads((tmp_path / "llm" / "summary.json").read_text())
+    assert summary["episodes"] == len(SEEDS) and summary["infra_failures"] == 0
+    assert summary["mean_orchestrator_cost_usd"] > 0  # the server's usage, priced by the models file
+    same, same_text, differ = 0, 0, {}
     for seed in SEEDS:
         messages, _, texts = _play(agent, seed, max_turns=cfg.max_turns)
-        ours = _actions(texts)
-        theirs = _actions([m.get("content") or "" for m in served[seed]["messages"] if m["role"] == "assistant"])
+        served_texts = [m.get("content") or "" for m in served[seed]["messages"] if m["role"] == "assistant"]
+        ours, theirs = _actions(texts), _actions(served_texts)
+        same_text += [t.strip() for t in texts] == served_texts
         if ours == theirs:
             same += 1
-        else:
+        else:  # a difference would be a logit tie broken differently (float32 sums in torch vs XLA)
             differ[seed] = (ours, theirs)
-    print(f"transformers serve vs PolicyAgent: {same}/{len(SEEDS)} seeds with the same actions "
-          f"({time.monotonic() - t0:.1f} s); differ: {differ}")
+    print(f"transformers serve vs PolicyAgent: {same}/{len(SEEDS)} seeds with the same actions, {same_text} with "
+          f"the same texts ({time.monotonic() - t0:.1f} s); differ: {differ}")
     assert same >= 9, differ
