@@ -19,6 +19,9 @@ tokenizer.json              the run's tokenizer; the tool and think tags (``<too
 tokenizer_config.json       eos ``<|im_end|>``, pad ``<|endoftext|>``, no bos, `CHAT_TEMPLATE` and
                             `RESPONSE_TEMPLATE`
 chat_template.jinja         the same template, for servers that take ``--chat-template FILE``
+orchestra_setting.json      the run's setting: ``env_id``, ``env_kwargs`` (`TrainConfig.make_env_kwargs`)
+                            and ``reset_options`` (tools exposed, preference), for ``orchestra eval
+                            --env-kwargs ... --reset-options ...`` with the served model
 ==========================  ==================================================================
 
 `CHAT_TEMPLATE` is our own Jinja template with the layout of Qwen3's official chat template (the one
@@ -163,4 +166,6 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
         "clean_up_tokenization_spaces": False, "split_special_tokens": False, "errors": "replace",
         "chat_template": CHAT_TEMPLATE, "response_template": RESPONSE_TEMPLATE}, indent=2))
     (out / "chat_template.jinja").write_text(CHAT_TEMPLATE)
+    (out / "orchestra_setting.json").write_text(json.dumps(
+        {"env_id": cfg.env_id, "env_kwargs": cfg.make_env_kwargs(), "reset_options": cfg.reset_options()}, indent=2))
     return out

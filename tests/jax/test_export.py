@@ -79,7 +79,9 @@ def _jax_model(agent: PolicyAgent):
 def test_the_directory_has_what_servers_load(exported, agent):
     names = sorted(p.name for p in exported.iterdir())
     assert names == ["chat_template.jinja", "config.json", "generation_config.json", "model.safetensors",
-                     "tokenizer.json", "tokenizer_config.json"]
+                     "orchestra_setting.json", "tokenizer.json", "tokenizer_config.json"]
+    setting = json.loads((exported / "orchestra_setting.json").read_text())
+    assert setting == {"env_id": ENV, "env_kwargs": agent.env_kwargs, "reset_options": agent.reset_options}
     cfg = json.loads((exported / "config.json").read_text())
     im_end, endoftext = agent.tok.eos_ids
     assert cfg["architectures"] == ["Qwen3ForCausalLM"] and cfg["eos_token_id"] == im_end
@@ -179,10 +181,11 @@ def test_transformers_serve_plays_the_policy_actions(run, exported, agent, tmp_p
             f'[models."tiny-orchestrator"]\nbase_url = "{base_url}"\nserved_name = "{exported}"\n'
             f'input_per_m = 0.2\noutput_per_m = 0.2\ntool_calling = "text"\nmax_retries = 1\ntimeout_s = 120.0\n'
             f"sampling = {{ temperature = 0.0, max_tokens = {cfg.max_new_tokens} }}\n")
-        kwargs = dict(cfg.make_env_kwargs(), models=None)
+        setting = json.loads((exported / "orchestra_setting.json").read_text())  # the run's setting
+        kwargs = dict(setting["env_kwargs"], models=None)
         args = ["eval", "--env", ENV, "--agent", "llm:tiny-orchestrator", "--models", str(models), "--episodes",
                 str(len(SEEDS)), "--seed", str(SEEDS[0]), "--env-kwargs", json.dumps(kwargs),
-                "--reset-options", json.dumps(cfg.reset_options()), "--max-concurrency", "2",
+                "--reset-options", json.dumps(setting["reset_options"]), "--max-concurrency", "2",
                 "--output-dir", str(tmp_path / "llm"), "--no-progress"]
         done = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", *args], capture_output=True, text=True,
                               timeout=300, env=dict(os.environ, PYTHONPATH=os.getcwd()))
