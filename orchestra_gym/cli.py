@@ -54,6 +54,8 @@ def _eval(args: argparse.Namespace) -> int:
             elif factory.env_id is not None:
                 print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
                       file=sys.stderr)
+            if args.reset_options:  # e.g. a trained run's setting for an LLM agent (tools exposed, preference)
+                options = {**options, **json.loads(args.reset_options)}
             results, summary = evaluate(
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
@@ -142,6 +144,8 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
+    p.add_argument("--reset-options", help="JSON object of env.reset options of every episode (e.g. "
+                   "'{\"tools\": [\"call_expert\"]}'), over the agent's own setting")
     p.add_argument("--data-path", help="dataset file (HLE, FRAMES) or tau2 data folder (data/tau2 of tau2-bench); "
                    "refused for ToolScale, whose tasks are generated")
     p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "

@@ -1,4 +1,4 @@
-"""The `orchestra` console script: ``train`` and ``sft`` here; ``eval``, ``envs`` and the other
+"""The `orchestra` console script: ``train``, ``sft`` and ``export`` here; ``eval``, ``envs`` and the other
 environment commands from `orchestra_gym.cli` (this module sits at the top of the import graph).
 
 JAX is imported only by the subcommands that need it: `orchestra_jax.train` (jax, flax, orbax) is
@@ -21,7 +21,7 @@ from orchestra_gym.agents import register_agent_kind
 from orchestra_gym.cli import add_subcommands, run_command
 from orchestra_jax.train_config import ConfigError, TrainConfig
 
-__all__ = ["main", "train_main", "sft_main", "parse_set"]
+__all__ = ["main", "train_main", "sft_main", "export_main", "parse_set"]
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -150,6 +150,30 @@ def sft_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def export_main(argv: list[str] | None = None) -> int:
+    """`orchestra export RUN_DIR --hf DIR [--phase grpo|sft] [--step N] [--dtype float32|bfloat16|float16]`:
+    a trained run as a Hugging Face model directory (`orchestra_jax.export.export_run`) that transformers,
+    ``transformers serve`` and vLLM load. Prints the directory; returns 0, or 2 with a one-line message
+    when the run folder has no config or checkpoint."""
+    p = argparse.ArgumentParser(prog="orchestra export", description="export a trained run as a Hugging Face model")
+    p.add_argument("run_dir", help="an `orchestra train` --output-dir")
+    p.add_argument("--hf", required=True, metavar="DIR", help="the Hugging Face directory to write")
+    p.add_argument("--phase", choices=["grpo", "sft"], default=None, help="checkpoint phase (default: grpo, else sft)")
+    p.add_argument("--step", type=int, default=None, help="checkpoint step (default: the newest)")
+    p.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32",
+                   help="weight storage dtype (default float32: the trained weights exactly)")
+    args = p.parse_args(argv)
+    from orchestra_jax.export import export_run  # lazy: JAX only for this command (module doc)
+
+    try:
+        out = export_run(args.run_dir, args.hf, phase=args.phase, step=args.step, dtype=args.dtype)
+    except (FileNotFoundError, ConfigError) as e:
+        print(f"orchestra export: {e}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
 def _policy_agents(run_dir: str, seed: int, models: object) -> object:
     """``--agent policy:RUN_DIR``: a trained run as the agent (JAX is imported here, only when used)."""
     from orchestra_jax.agents import policy_agent_factory
@@ -160,14 +184,15 @@ def _policy_agents(run_dir: str, seed: int, models: object) -> object:
 def main(argv: list[str] | None = None) -> int:
     """Run the `orchestra` command line; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("train", "sft"):
-        return train_main(argv[1:]) if argv[0] == "train" else sft_main(argv[1:])
+    if argv and argv[0] in ("train", "sft", "export"):
+        return {"train": train_main, "sft": sft_main, "export": export_main}[argv[0]](argv[1:])
     register_agent_kind("policy", _policy_agents, "run dir")
     parser = argparse.ArgumentParser(prog="orchestra", description="ToolOrchestra environments and trainer")
     sub = parser.add_subparsers(dest="command", required=True)
     add_subcommands(sub)
     sub.add_parser("train", help="train an orchestrator with GRPO (orchestra train --help)")
     sub.add_parser("sft", help="supervised warm start on golden trajectories (orchestra sft --help)")
+    sub.add_parser("export", help="a trained run as a Hugging Face model directory (orchestra export --help)")
     args = parser.parse_args(argv)
     return run_command(args, parser)
 

@@ -4,7 +4,8 @@
   (text or tool calls) with ``usage``, and counts and records requests.
 * `TavilyServer`: Tavily-shaped ``POST /search`` and ``POST /extract`` over a small in-memory
   set of pages.
-* Both inject faults on demand (queued, one per request): a delay past the client's timeout,
+* `transformers_serve`: a real third-party server (``transformers serve``) started as a subprocess.
+* Both scripted servers inject faults on demand (queued, one per request): a delay past the client's timeout,
   HTTP 429 with ``Retry-After``, HTTP 500, a malformed JSON body, a dropped connection.
 
 Usage (context manager; fixture-friendly)::
@@ -23,16 +24,22 @@ Formats follow the OpenAI chat-completions API reference and the Tavily REST API
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
-__all__ = ["Fault", "RecordedRequest", "LocalServer", "OpenAIServer", "TavilyServer"]
+__all__ = ["Fault", "RecordedRequest", "LocalServer", "OpenAIServer", "TavilyServer", "transformers_serve"]
 
 FAULT_KINDS = ("delay", "429", "500", "503", "malformed", "drop", "401", "trickle", "huge")
 
@@ -393,3 +400,51 @@ class TavilyServer(LocalServer):
             failed = [{"url": u, "error": "Failed to fetch url"} for u in urls if u not in self.pages]
             return 200, {"results": ok, "failed_results": failed, "response_time": 0.01}
         return 404, {"detail": {"error": f"unknown route {path}"}}
+
+
+@contextlib.contextmanager
+def transformers_serve(log_path: "str | os.PathLike[str]", startup_s: float = 90.0) -> Iterator[str]:
+    """``transformers serve`` (the `transformers[serving]` extra) on 127.0.0.1, a free port, CPU, offline.
+
+    Yields the base URL (``http://127.0.0.1:PORT/v1``); a request's ``model`` is a local model folder.
+    The server's output goes to `log_path`. Skips the calling test (pytest.skip, with the log's tail)
+    when the CLI is missing, exits, or does not answer ``/health`` within `startup_s` seconds. The
+    server is terminated (then killed) on exit.
+    """
+    import httpx
+    import pytest
+
+    exe = shutil.which("transformers") or str(Path(sys.executable).with_name("transformers"))
+    if not Path(exe).exists():
+        pytest.skip("the `transformers` CLI is not installed (pip install 'transformers[serving]')")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log_path = Path(log_path)
+    log = open(log_path, "w")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1")
+    proc = subprocess.Popen([exe, "serve", "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
+                             "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + startup_s
+        while True:
+            if proc.poll() is not None:
+                pytest.skip(f"transformers serve exited ({proc.returncode}): {log_path.read_text()[-500:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.skip(f"transformers serve did not answer /health in {startup_s:.0f} s: "
+                            f"{log_path.read_text()[-500:]}")
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from orchestra_gym.agents import LLMAgent, agent_factory, llm_agent
 from orchestra_gym.cli import main
 from orchestra_gym.pricing import ModelPrice
 from orchestra_gym.tools.llm import OpenAIChatModel, RetryPolicy
-from tests.servers import OpenAIServer
+from tests.servers import OpenAIServer, transformers_serve
 
 ENV = "ToolOrchestra-ToolScale-v0"
 PRICE = ModelPrice(1.0, 10.0)  # USD per 1M prompt / completion tokens
@@ -298,12 +297,6 @@ def _bigram_qwen3(out: Path, tokenizer_dir: Path, reply: str) -> int:
     return len(chain) - 1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, shared_data):
     """(models file, {model id: reply tokens}) with `transformers serve` running on 127.0.0.1 (CPU)."""
@@ -312,9 +305,6 @@ def served(tmp_path_factory, shared_data):
     pytest.importorskip("transformers")
     from orchestra_jax.tokenizer import build_qwen3_tokenizer
 
-    exe = shutil.which("transformers") or str(Path(sys.executable).with_name("transformers"))
-    if not Path(exe).exists():
-        pytest.skip("the `transformers` CLI is not installed (pip install 'transformers[serving]')")
     root = tmp_path_factory.mktemp("served")
     tok_dir = build_qwen3_tokenizer(root / "tokenizer")
     config = json.loads((tok_dir / "tokenizer_config.json").read_text())
@@ -322,43 +312,15 @@ def served(tmp_path_factory, shared_data):
     (tok_dir / "tokenizer_config.json").write_text(json.dumps(config))
     lengths = {name: _bigram_qwen3(root / name, tok_dir, reply)
                for name, reply in (("tool", REPLY_TOOL), ("junk", REPLY_JUNK), ("crash", REPLY_CRASH))}
-    port = _free_port()
-    log = open(root / "serve.log", "w")
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1")
-    proc = subprocess.Popen([exe, "serve", "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
-                             "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        import httpx
-
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.skip(f"transformers serve exited ({proc.returncode}): "
-                            f"{(root / 'serve.log').read_text()[-500:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.skip(f"transformers serve did not answer /health in 90 s: {(root / 'serve.log').read_text()[-500:]}")
-            time.sleep(0.5)
+    with transformers_serve(root / "serve.log") as base_url:
         f = root / "models.toml"
         entries = [("tiny-tool", "tool", "native"), ("tiny-tool-text", "tool", "text"), ("tiny-junk", "junk", "text"),
                    ("tiny-crash", "crash", "text")]
         f.write_text("\n".join(
-            f'[models."{mid}"]\nbase_url = "http://127.0.0.1:{port}/v1"\nserved_name = "{root / name}"\n'
+            f'[models."{mid}"]\nbase_url = "{base_url}"\nserved_name = "{root / name}"\n'
             f'input_per_m = 0.2\noutput_per_m = 0.2\ntool_calling = "{mode}"\nmax_retries = 1\ntimeout_s = 120.0\n'
             f"sampling = {{ temperature = 0.0, max_tokens = 24 }}\n" for mid, name, mode in entries))
         yield f, {mid: lengths[name] for mid, name, _ in entries}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _eval(models: Path, agent: str, out: Path, max_turns: int = 3, max_errors: int = 5, subprocess_run: bool = False):
