@@ -78,12 +78,12 @@ def test_bad_extension(tmp_path):
 
 
 def test_loss_config_is_held_inside_and_accepts_flat_keys_or_a_table(tmp_path):
-    c = TrainConfig.preset("tiny-toolscale", clip_eps_high=0.3)
+    c = TrainConfig.preset("tiny-toolscale", clip_eps_high=0.3, kl_coef=0.0)
     assert isinstance(c.loss, LossConfig) and c.loss == LossConfig(clip_eps_high=0.3, kl_coef=0.0)
     assert (c.kl_coef, c.clip_eps_high) == (0.0, 0.3)  # flat reads, as before
     assert c.replace(kl_coef=0.5).loss == LossConfig(clip_eps_high=0.3, kl_coef=0.5)
     p = tmp_path / "run.toml"
-    p.write_text('preset = "tiny-toolscale"\n[loss]\ndual_clip_c = 0.0\naggregation = "dr-grpo"\n')
+    p.write_text('preset = "tiny-toolscale"\n[loss]\ndual_clip_c = 0.0\nkl_coef = 0.0\naggregation = "dr-grpo"\n')
     t = TrainConfig.from_file(p)
     assert (t.dual_clip_c, t.kl_coef, t.aggregation) == (0.0, 0.0, "dr-grpo")  # 0 disables the dual clip
     assert t.loss_config().max_len == t.max_seq_len  # Dr. GRPO's constant: the run's max_seq_len
@@ -124,7 +124,7 @@ def test_training_preferences_are_sampled_and_evaluation_preferences_held_out():
     assert 60 < sum(d["cost"] == 0 for d in drawn) < 140
     assert cfg.reset_options(7, {"outcome": 1, "cost": 0})["preference"] == {"outcome": 1, "cost": 0}
     assert cfg.reset_options(7)["preference"] == cfg.preference
-    assert TrainConfig.preset("tiny-toolscale").sample_preference(rng) is None  # no list: the run's preference
+    assert TrainConfig().sample_preference(rng) is None  # no list: the run's preference
     with pytest.raises(ConfigError, match="eval_preferences.*held out"):
         TrainConfig.preset("tiny-toolscale", train_preferences=[{"outcome": 1, "cost": 0.5}],
                            eval_preferences={"same": {"outcome": 1.0, "cost": 0.5, "latency": 0.0}})
@@ -141,10 +141,10 @@ def test_ppo_update_and_guard_fields():
     g = cfg.guard_config()
     assert (cfg.guard_enabled, g.min_valid_format, g.max_cut_rate, g.min_kept_rollouts, g.min_entropy,
             g.max_entropy, g.patience, g.max_restores, g.lr_factor) == (True, 0.8, 0.5, 0.0, 0.0, 0.0, 2, 3, 0.5)
-    cfg = TrainConfig.preset("tiny-toolscale", ppo_epochs=2, ppo_mini_batches=2, micro_batches=4)  # 32 rows
+    cfg = TrainConfig.preset("tiny-toolscale", ppo_epochs=2, ppo_mini_batches=2, micro_batches=4, tasks_per_step=4)  # 32 rows
     assert cfg.ppo_mini_batches == 2
     with pytest.raises(ConfigError, match=r"ppo_mini_batches=4: ppo_mini_batches x micro_batches = 4 x 4 must divide"):
-        TrainConfig.preset("tiny-toolscale", ppo_mini_batches=4, micro_batches=4, rollouts_per_task=2)
+        TrainConfig.preset("tiny-toolscale", ppo_mini_batches=4, micro_batches=4, rollouts_per_task=2, tasks_per_step=4)
     with pytest.raises(ConfigError, match="ppo_epochs=0: must be >= 1"):
         TrainConfig(ppo_epochs=0)
     with pytest.raises(ConfigError, match=r"guard_lr_factor=2.0: must be in \(0, 1\]"):
