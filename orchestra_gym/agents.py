@@ -425,7 +425,8 @@ class LLMAgent:
             close()
 
 
-def llm_agent(model_id: str, models: Any = None, sampling: dict[str, Any] | None = None) -> LLMAgent:
+def llm_agent(model_id: str, models: Any = None, sampling: dict[str, Any] | None = None, cache: Any = None,
+              cache_mode: str = "record-missing") -> LLMAgent:
     """An `LLMAgent` for `model_id` (model id or alias) of a models file.
 
     Args:
@@ -433,6 +434,10 @@ def llm_agent(model_id: str, models: Any = None, sampling: dict[str, Any] | None
         models: a models file path or `ModelsConfig`; None reads ``$ORCHESTRA_MODELS`` or the
             packaged default (`orchestra_gym.tools.models.load_models`).
         sampling: sampling arguments over the file's ``sampling`` for the model.
+        cache: a SQLite path or `orchestra_gym.tools.cache.CallCache`: the orchestrator's requests go
+            through the record/replay cache (`CachedChatModel`): ``record`` stores every reply,
+            ``replay`` answers only from the file and sends no request, ``record-missing`` both.
+        cache_mode: the cache's mode when `cache` is a path.
 
     Raises:
         orchestra_gym.tools.models.ModelsFileError (a ValueError): the file is missing or invalid
@@ -444,8 +449,12 @@ def llm_agent(model_id: str, models: Any = None, sampling: dict[str, Any] | None
 
     cfg = models if isinstance(models, ModelsConfig) else load_models(models)
     entry = cfg.resolve(model_id)
-    return LLMAgent(cfg.chat_model(model_id), tool_calling=entry.tool_calling, sampling=sampling,
-                    name=f"llm:{model_id}")
+    model = cfg.chat_model(model_id)
+    if cache is not None:
+        from orchestra_gym.tools.cache import CachedChatModel, CallCache
+
+        model = CachedChatModel(model, cache if isinstance(cache, CallCache) else CallCache(cache, mode=cache_mode))
+    return LLMAgent(model, tool_calling=entry.tool_calling, sampling=sampling, name=f"llm:{model_id}")
 
 
 # ----------------------------------------------------------------------------------- agent specs
@@ -488,11 +497,13 @@ def register_agent_kind(kind: str, builder: Callable[[str, int, Any], AgentFacto
     _AGENT_KINDS[kind] = (builder, argument)
 
 
-def agent_factory(spec: str, seed: int = 0, models: Any = None) -> AgentFactory:
+def agent_factory(spec: str, seed: int = 0, models: Any = None, cache: Any = None,
+                  cache_mode: str = "record-missing") -> AgentFactory:
     """The `AgentFactory` of an agent spec.
 
     Specs: the baselines of `make_agent` (``random``, ``oracle``, ``cascade``, ``expert-<k>``);
-    ``llm:<model id>`` (`llm_agent` with `models`, the models file); and registered kinds
+    ``llm:<model id>`` (`llm_agent` with `models`, the models file, and the record/replay `cache` in
+    `cache_mode` for its requests); and registered kinds
     (`register_agent_kind`, e.g. ``policy:<run dir>``).
 
     Raises:
@@ -503,7 +514,7 @@ def agent_factory(spec: str, seed: int = 0, models: Any = None) -> AgentFactory:
     if kind == "llm":
         if not argument:
             raise ValueError("agent 'llm:' needs a model id: --agent llm:<model id> with the id in --models FILE")
-        first = llm_agent(argument, models)  # one chat model (HTTP client), a conversation per episode
+        first = llm_agent(argument, models, cache=cache, cache_mode=cache_mode)  # one chat model, a conversation per episode
         return AgentFactory(spec, lambda i: LLMAgent(first.model, first.tool_calling, first.sampling, first.name),
                             close=first.close)
     if argument and kind in _AGENT_KINDS:

@@ -42,7 +42,7 @@ def _eval(args: argparse.Namespace) -> int:
         kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
         if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
             kwargs.setdefault("models", args.models)
-        factory = agent_factory(args.agent, args.seed, models=args.models)
+        factory = agent_factory(args.agent, args.seed, models=args.models, cache=args.cache, cache_mode=args.cache_mode)
         try:
             env_id, options = args.env or factory.env_id, {}
             if env_id is None:
@@ -150,6 +150,10 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
                    "refused for ToolScale, whose tasks are generated")
     p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
                    "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
+    p.add_argument("--cache", help="SQLite record/replay cache of the llm: agent's requests (the env's model tools take "
+                   "their own: --env-kwargs '{\"cache\": FILE}')")
+    p.add_argument("--cache-mode", default="record-missing", choices=("off", "record", "replay", "record-missing"),
+                   help="record: store every reply; replay: answer from the cache only, send no request")
     p.add_argument("--all-tasks", action="store_true", help="play every task of a fixed task list once (tau2, HLE, FRAMES); --episodes 0 = all")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_eval)

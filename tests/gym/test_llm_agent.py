@@ -373,3 +373,30 @@ def test_transformers_serve_end_to_end(served, tmp_path):
     assert [r["end_reason"] for r in recs_crash] == ["orchestrator_error"] * 2
     assert all(r["infra_error"] and r["parse_errors"] == 0.0 for r in recs_crash)
     print(f"transformers serve end to end: {time.monotonic() - t0:.1f} s for 4 runs of 2 episodes")
+
+
+def test_record_then_replay_through_the_cache_sends_no_request(server, tmp_path):
+    """``--cache FILE --cache-mode record`` stores the orchestrator's replies; ``replay`` plays the same
+    episodes from the file alone (server stopped: zero requests) with identical trajectories."""
+    server.responder = lambda body: {"tool_calls": [{"name": "call_expert", "arguments": {"expert": "expert-2"}}],
+                                     "usage": (500, 50)}
+    f = _models_file(tmp_path, server.base_url)
+    cache = tmp_path / "orchestrator.sqlite"
+
+    def run(mode: str, name: str) -> list[dict]:
+        traj = tmp_path / f"{name}.jsonl"
+        rc = main(["eval", "--env", ENV, "--agent", "llm:orch-native", "--models", str(f), "--episodes", "3",
+                   "--env-kwargs", '{"models": null, "max_turns": 3}', "--cache", str(cache), "--cache-mode", mode,
+                   "--trajectories", str(traj), "--no-progress"])
+        assert rc == 0
+        return [json.loads(line) for line in traj.read_text().splitlines()]
+
+    recorded = run("record", "recorded")
+    sent = server.count
+    assert sent == sum(r["turns"] for r in recorded) > 0
+    server.responder = lambda body: {"content": "the server must not be asked in replay mode"}
+    replayed = run("replay", "replayed")
+    assert server.count == sent  # zero requests
+    for a, b in zip(recorded, replayed):
+        assert a["messages"] == b["messages"] and a["reward_vector"] == b["reward_vector"]
+        assert a["orchestrator_cost_usd"] == b["orchestrator_cost_usd"] > 0  # the recorded usage is replayed
