@@ -59,6 +59,7 @@ from orchestra_gym.agents import Agent, ExpertAgent, RouterAgent, agent_factory,
 from orchestra_gym.envs.qa import QA_MODELS, QAEnv
 from orchestra_gym.errors import InfraError
 from orchestra_gym.rewards import RewardLayout, is_solved, preference_metric
+from orchestra_gym.tasks.tau2 import tau2_score
 
 __all__ = [
     "EpisodeResult",
@@ -1249,7 +1250,9 @@ def table1_row(cfg: RunConfig, results: Sequence[EpisodeResult]) -> dict[str, An
 def tau2_task_weighted(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """tau2-bench's figure over several domains (ToolOrchestra Table 1 reports one tau2 number):
     accuracy, cost (cents) and latency (min) per task averaged with each domain's task count
-    ``n`` as its weight; the interval is the Wald interval of the pooled accuracy over all tasks.
+    ``n`` as its weight (the accuracy by `orchestra_gym.tasks.tau2.tau2_score`, the one owner of the
+    paper's task-weighted tau2 score); the interval is the Wald interval of the pooled accuracy over
+    all tasks.
 
     Raises:
         ValueError: no rows, or no graded task.
@@ -1261,7 +1264,9 @@ def tau2_task_weighted(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     def mean(key: str) -> float:
         return sum(float(r[key]) * int(r["n"]) for r in rows if int(r["n"])) / total
 
-    acc = mean("accuracy")
+    graded = [r for r in rows if int(r["n"])]
+    names = [str(r["env"]).removeprefix(TAU2_PREFIX) for r in graded]
+    acc = tau2_score({n: (float(r["accuracy"]), int(r["n"])) for n, r in zip(names, graded)}, domains=names).score
     return {"env": "tau2 (" + ", ".join(str(r["env"]).removeprefix(TAU2_PREFIX) for r in rows) + ")",
             "agent": rows[0]["agent"], "n": total, "accuracy": acc, "accuracy_ci95": list(wald_interval(acc, total)),
             "cost_cents": mean("cost_cents"), "latency_min": mean("latency_min"),
