@@ -21,6 +21,7 @@ TINY = dict(
     tasks_per_step=2, rollouts_per_task=2, micro_batches=1, sft_steps=0, eval_tasks=0, max_turns=2,
     max_new_tokens=12, checkpoint_every=1, keep_checkpoints=5, progress_bar=False, async_checkpoint=False,
     guard_max_cut_rate=1.0,  # the random policy is cut; these tests force the valid-format rate instead
+    guard_min_valid_format=0.8,  # the thresholds these tests are written against (the preset uses 0.6)
 )
 
 
