@@ -422,8 +422,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # train_preferences (Sec. 3.3); the final evaluation also runs the held-out eval_preferences
     # (Table 3). The warm start imitates a demonstrator that names the request's kind in a <think>
     # and then calls ONE uniformly drawn expert for the whole episode: it teaches the tool-call format
-    # and reading the request, never which expert to use (GRPO must find that). GRPO: 8 tasks x 8
-    # rollouts, two passes over each batch (the clip works), KL to the warm start, the training guard.
+    # and reading the request, never which expert to use (GRPO must find that). GRPO: 4 tasks x 8
+    # rollouts (8 x 8 took 6.5 GiB), two passes over each batch (the clip works), KL to the warm start, the guard.
     "tiny-toolscale": {
         "name": "tiny-toolscale",
         "model_preset": "tiny",
@@ -446,14 +446,14 @@ PRESETS: dict[str, dict[str, Any]] = {
             "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
             "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
         },
-        "tasks_per_step": 8,
+        "tasks_per_step": 4,
         "rollouts_per_task": 8,
         "micro_batches": 4,
         "max_turns": 6,
         "max_new_tokens": 64,
         "max_seq_len": 2048,
-        "tool_workers": 8,
-        "max_steps": 25,
+        "tool_workers": 4,
+        "max_steps": 30,
         "learning_rate": 5e-4,
         "kl_coef": 1e-3,
         "ppo_epochs": 2,
