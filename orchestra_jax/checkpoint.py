@@ -119,7 +119,9 @@ def state_digest(state: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """
     leaves, _ = jax.tree_util.tree_flatten_with_path(state)
     arrays = [jnp.asarray(x) if not isinstance(x, jax.Array) else x for _, x in leaves]
-    sums = jax.device_get([_leaf_digest_jit(x) for x in arrays])
+    # one leaf at a time: a sharded leaf's digest is a collective, and on XLA:CPU's fake devices several
+    # collectives in flight at once can starve each other's rendezvous (the run aborts)
+    sums = [jax.device_get(_leaf_digest_jit(x)) for x in arrays]
     digests, non_finite = {}, []
     for (path, _), x, (s1, s2, finite) in zip(leaves, arrays, sums):
         key = jax.tree_util.keystr(path)
