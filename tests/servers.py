@@ -129,14 +129,26 @@ class LocalServer:
                 self._send(404, {"error": {"message": f"no GET route {self.path}"}})
 
             def do_POST(self) -> None:
+                # a request is in flight from its arrival until its reply starts: the client may send its
+                # next request as soon as it has read this reply, before this handler thread returns
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True
                 try:
                     self._post()
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with server._lock:
                         server.in_flight -= 1
+
+            def send_response(self, code: int, message: str | None = None) -> None:
+                self._leave()
+                super().send_response(code, message)
 
             def _post(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
