@@ -22,7 +22,7 @@ from orchestra_jax import grpo
 from orchestra_jax.rollout import Trajectory
 from orchestra_jax.train_config import TrainConfig
 
-__all__ = ["grpo_batch", "group_rewards", "to_batch", "preference_vector"]
+__all__ = ["grpo_batch", "group_rewards", "to_batch", "preference_vector", "compact_rows"]
 
 
 def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
@@ -119,3 +119,42 @@ def to_batch(trajs: Sequence[Trajectory], advantages: np.ndarray | None = None, 
         slp[i, :n] = t.sampler_logp
     adv = np.zeros(b, np.float32) if advantages is None else np.asarray(advantages, np.float32).reshape(b)
     return {"tokens": tokens, "attention_mask": am, "loss_mask": lm, "sampler_logp": slp, "advantages": adv}
+
+
+def compact_rows(batch: dict[str, np.ndarray], multiple: int, pad_multiple: int) -> dict[str, np.ndarray]:
+    """The batch without most of its rows that have no kept token (the groups and rollouts the paper's
+    filters dropped), so that the update does not run forward and backward passes over them.
+
+    The kept rows stay in their order; rows without a kept token are added back (the first ones) until
+    the row count is `multiple` x 2^k (few distinct shapes, few compilations; at most the batch's own
+    row count, which is returned unchanged when no fewer rows would do). T is cut to the longest chosen
+    row rounded up to `pad_multiple` (0: a power of two >= 64), as `to_batch` pads.
+
+    The token-mean and seq-mean-token-mean losses and their gradients do not change (rows without a
+    loss token add nothing to a sum or to a denominator); the dr-grpo denominator (B x max_len) does, so
+    the trainer does not compact for it.
+
+    Args:
+      batch: `grpo_batch`'s numpy arrays, [B, T] and advantages [B].
+      multiple: the row count's unit (ppo_mini_batches x micro_batches x data-parallel devices), >= 1.
+      pad_multiple: as `TrainConfig.pad_multiple`.
+    Returns: a new dict of numpy arrays [B', T'] with B' <= B, T' <= T.
+    Raises: ValueError when multiple < 1.
+    """
+    if multiple < 1:
+        raise ValueError(f"multiple must be >= 1, got {multiple}")
+    b = int(batch["advantages"].shape[0])
+    kept = batch["loss_mask"].sum(axis=1) > 0
+    n = int(kept.sum())
+    rows = multiple
+    while rows < n:
+        rows *= 2
+    if rows >= b:
+        return batch
+    filler = np.flatnonzero(~kept)[: rows - n]
+    idx = np.sort(np.concatenate([np.flatnonzero(kept), filler]))
+    longest = int(batch["attention_mask"][idx].sum(axis=1).max())
+    t_len = (max(64, 1 << max(0, longest - 1).bit_length()) if pad_multiple == 0
+             else -(-longest // pad_multiple) * pad_multiple)
+    t_len = min(max(t_len, 1), batch["tokens"].shape[1])
+    return {k: (v[idx] if v.ndim == 1 else v[idx, :t_len]) for k, v in batch.items()}

@@ -41,7 +41,7 @@ from tqdm import tqdm
 from orchestra_gym.agents import DelegatingAgent
 from orchestra_gym.evaluation import rollout_summary
 from orchestra_jax import checkpoint, sharding
-from orchestra_jax.batch import grpo_batch, preference_vector, to_batch
+from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
 from orchestra_jax.plots import write_plots
 from orchestra_jax.policy import build_policy, build_tokenizer, make_envs
 from orchestra_jax.rollout import Trajectory, collect_rollouts, scripted_trajectory
@@ -230,6 +230,11 @@ class Run:
             self._sampler.update_params(self.model)
         return self._sampler
 
+    def row_multiple(self) -> int:
+        """The unit of a GRPO batch's row count: ppo_mini_batches x micro_batches x the data-parallel devices."""
+        devices = 1 if self.mesh is None else int(self.mesh.shape["data"]) * int(self.mesh.shape["fsdp"])
+        return self.cfg.ppo_mini_batches * self.cfg.micro_batches * devices
+
     def place_batch(self, batch: dict[str, np.ndarray]) -> dict[str, jax.Array]:
         """Device arrays of a [M, b, ...] batch; under a mesh the row axis b is sharded over
         (data, fsdp) when it divides, else replicated."""
@@ -365,6 +370,8 @@ class Run:
                 t_roll = time.time() - t_step
                 # ---- rewards, filters, advantages -> batch
                 batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
+                if cfg.compact_batch and cfg.loss.aggregation != "dr-grpo":
+                    batch = compact_rows(batch, self.row_multiple(), cfg.pad_multiple)
                 # ---- update: ppo_epochs x ppo_mini_batches optimizer updates (none without a kept token)
                 res = grpo_updates(state, batch, update["step"], place=self.place_batch, epochs=cfg.ppo_epochs,
                                    mini_batches=cfg.ppo_mini_batches, micro_batches=cfg.micro_batches,

@@ -137,6 +137,9 @@ class TrainConfig:
     micro_batches: int = 1  # gradient accumulation micro-batches per step (same gradient, less memory)
     logp_chunk: int = 256  # sequence chunk of the log-prob computation (memory [B, chunk, V])
     pad_multiple: int = 256  # trainer batches are padded to a multiple of this many tokens (0 = power of two)
+    # drop the rows the paper's filters left without a kept token before the update (`batch.compact_rows`;
+    # the loss and gradient are unchanged; never for the dr-grpo aggregation, whose denominator counts rows)
+    compact_batch: bool = True
     # ------------------------------------------------------------------ mesh
     mesh_data: int = 1  # data-parallel mesh axis size
     mesh_fsdp: int = 0  # fsdp axis size; 0 = all devices left after data and tp

@@ -455,3 +455,49 @@ def test_trainer_logprobs_equal_the_samplers_at_temperature_0_6():
         gap = max(np.abs(lp[i, len(p) - 1:len(p) - 1 + len(out.tokens[i])] - np.asarray(out.logprobs[i])).max()
                   for i, p in enumerate(prompts))
         assert (gap <= 1e-5) == agree, (temperature, gap)
+
+
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-mean"])
+def test_compacted_batch_gives_the_same_update(agg):
+    """Dropping the rows without a kept token (`batch.compact_rows`) changes neither the loss nor the
+    update, with 2 passes and a fixed pi_old; the batch shrinks to 2 rows (kept rows 1 and 5) and T to 12."""
+    from orchestra_jax.batch import compact_rows
+
+    batch = make_batch(6)
+    batch["loss_mask"][[0, 2, 3, 4, 6, 7]] = 0.0
+    small = compact_rows(batch, multiple=2, pad_multiple=4)
+    assert small["tokens"].shape == (2, 12)
+    np.testing.assert_array_equal(small["tokens"], batch["tokens"][[1, 5]])
+    loss_cfg = grpo.LossConfig(kl_coef=0.0, aggregation=agg)
+    results = []
+    for b in (batch, small):
+        model = tiny_model()
+        graphdef, params = nnx.split(model, nnx.Param)
+        tx = optax.sgd(1.0)
+        state = train_step.init_state(params, tx, with_reference=False)
+        logp_fn = train_step.make_logp_fn(graphdef, chunk=4)
+        step = train_step.make_grpo_step(logp_fn, tx, loss_cfg, donate=False)
+        res = train_step.grpo_updates(state, b, step, epochs=2, micro_batches=2,
+                                      old_logp_fn=train_step.make_old_logp_fn(logp_fn))
+        results.append((res, _host(res.state.params)))
+    (full, p_full), (comp, p_comp) = results
+    assert len(full.updates) == len(comp.updates) == 2
+    for u_full, u_comp in zip(full.updates, comp.updates):
+        assert u_full["tokens"] == u_comp["tokens"] == 16.0  # loss tokens of rows 1 and 5 after the shift
+        np.testing.assert_allclose(u_full["loss"], u_comp["loss"], rtol=1e-5, atol=1e-7)
+    for a, b in zip(p_full, p_comp):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_compact_rows_pads_to_a_multiple_times_a_power_of_two():
+    from orchestra_jax.batch import compact_rows
+
+    batch = make_batch(7)
+    batch["loss_mask"][[0, 2, 3]] = 0.0  # 5 rows kept: 5 -> 2 x 4 = 8 = B, returned as is
+    assert compact_rows(batch, multiple=2, pad_multiple=4) is batch
+    batch["loss_mask"][[4, 6]] = 0.0  # rows 1, 5, 7 kept, row 0 added back: 4 rows
+    small = compact_rows(batch, multiple=2, pad_multiple=4)
+    np.testing.assert_array_equal(small["advantages"], batch["advantages"][[0, 1, 5, 7]])
+    assert small["tokens"].shape == (4, 12)
+    with pytest.raises(ValueError, match="multiple"):
+        compact_rows(batch, multiple=0, pad_multiple=4)

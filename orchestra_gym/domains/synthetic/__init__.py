@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -331,11 +331,24 @@ def make_instance(seed: int, domain: str | None = None) -> SyntheticInstance:
     Raises:
         ValueError: bad seed or unknown domain.
         RuntimeError: if no solvable task was drawn in 200 tries (a generator bug).
+
+    The last `INSTANCE_CACHE_SIZE` instances are kept (an instance is read-only: `new_backend` copies its
+    database), so the G rollouts of a GRPO group and the repeated evaluations of a held-out task do not
+    generate the same database again; the same (seed, domain) returns the same object.
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     seed = int(seed)
     name = DOMAIN_NAMES[seed % len(DOMAIN_NAMES)] if domain is None else domain
+    get_domain(name)  # unknown domain: ValueError before the cache
+    return _make_instance(seed, name)
+
+
+INSTANCE_CACHE_SIZE = 1024
+
+
+@lru_cache(maxsize=INSTANCE_CACHE_SIZE)
+def _make_instance(seed: int, name: str) -> SyntheticInstance:
     spec = get_domain(name)
     salt = zlib.crc32(name.encode())
     first = int(np.random.default_rng([seed, salt, GENERATOR_VERSION]).integers(len(spec.templates)))

@@ -412,3 +412,18 @@ def test_booking_tools_and_templates_are_registered_functions():
     assert names.text("{max_quantity} {unit} per {booking}") == "6 seats per ticket"
     with pytest.raises(ValueError, match=r"BookingConfig 'railway': id prefixes collide: \['PAS-', 'PAS-'"):
         booking.BookingNames(dataclasses.replace(CONFIG, item="pass"))
+
+
+def test_instances_are_cached_and_episodes_do_not_write_into_them():
+    """make_instance keeps recent instances (a GRPO group resets the same task G times): the same
+    (seed, domain) gives the same object, and an episode that plays the golden actions writes only into
+    its backend's copy of the database."""
+    inst = make_instance(11)
+    assert make_instance(11) is inst and make_instance(11, inst.domain) is inst
+    before = db_hash(inst.initial_db)
+    backend = inst.new_backend()
+    for call in inst.task.golden_actions:
+        backend.call_tool(call.name, dict(call.arguments))
+    assert backend.db_hash() == inst.golden_db_hash != before
+    assert db_hash(inst.initial_db) == before
+    assert db_hash(make_instance(11).new_backend().db) == before
