@@ -91,6 +91,10 @@ def _canonical(call: ToolCall) -> str:
     return json.dumps([call.name, call.arguments], sort_keys=True, ensure_ascii=False, default=str)
 
 
+EXPERT_SCOPES = ("action", "turn")
+MAX_EXPERT_ACTIONS = 16  # with expert_scope="turn": the most actions one call_expert carries out
+
+
 class FunctionCallingEnv(OrchestraEnv):
     """Base of the tau2 and ToolScale environments (see `ToolScaleEnv` for the full docstring).
 
@@ -108,6 +112,13 @@ class FunctionCallingEnv(OrchestraEnv):
         system_prompt: ``"full"`` (policy document + every tool's JSON schema, the paper's
             prompt) or ``"compact"`` (one line per tool and the expert price table, no policy:
             for small policies and fast CPU training).
+        expert_scope: what one ``call_expert`` hands over. ``"action"`` (default): the expert
+            chooses and carries out the next action only (one tool call or one message).
+            ``"turn"``: the expert carries out the agent's whole turn in tau2-bench's sense: tool
+            calls, each seeing the results before it, until it sends a message to the user (at
+            most `MAX_EXPERT_ACTIONS` actions; each action is charged like a call and counts as
+            a step toward ``max_turns``, as tau2-bench's ``max_steps`` counts every message). The
+            orchestrator then decides per turn whom to delegate to, not per action.
     """
 
     def __init__(
@@ -118,8 +129,12 @@ class FunctionCallingEnv(OrchestraEnv):
         models: Any = None,
         cache: Any = None,
         cache_mode: str = "record-missing",
+        expert_scope: str = "action",
         **kwargs: Any,
     ):
+        if expert_scope not in EXPERT_SCOPES:
+            raise ValueError(f"expert_scope must be one of {EXPERT_SCOPES}, got {expert_scope!r}")
+        self.expert_scope = expert_scope
         if models is not None:
             if experts is not None:
                 raise ValueError("pass either experts= or models=, not both")
@@ -198,11 +213,15 @@ class FunctionCallingEnv(OrchestraEnv):
         table = "\n".join(
             e.describe(self.pricing) if hasattr(e, "describe") else f"{e.name}: chat model" for e in self.experts.values()
         )
+        what = (
+            "choose and carry out the next action (a tool call or a message to the user)"
+            if self.expert_scope == "action"
+            else "carry out your turn (the tool calls it needs, then a message to the user)"
+        )
         return ToolSpec(
             name="call_expert",
             description=(
-                "Ask an expert model to choose and carry out the next action (a tool call or a message to the "
-                "user) for this conversation. Its tokens are charged at its price.\n" + table
+                f"Ask an expert model to {what} for this conversation. Its tokens are charged at its price.\n" + table
             ),
             parameters={
                 "type": "object",
@@ -275,10 +294,40 @@ class FunctionCallingEnv(OrchestraEnv):
                 f"Error: call_expert needs 'expert' to be one of {list(self.experts)}, got {name!r}", error=True
             ), []
         self._count(f"{name}")
+        if self.expert_scope == "action":
+            return self._expert_action(name, "")
+        # "turn": act until a message to the user (or the episode ends); each action sees the
+        # results of the ones before it (they are part of the expert's request text)
+        parts: list[ToolResult] = []
+        extra: list[Message] = []
+        for i in range(MAX_EXPERT_ACTIONS):
+            if i:
+                # every action after the first counts as a step toward max_turns, as tau2-bench's
+                # max_steps counts every message of the conversation: a turn that retries a
+                # failed action spends the episode's budget the same way in either scope
+                if self.turn >= self.max_turns:
+                    break
+                self.turn += 1
+            result, extra = self._expert_action(name, "\n".join(r.content for r in parts))
+            parts.append(result)
+            if "expert_action" not in result.metadata or self._end_reason is not None:
+                break
+        usage = Usage()
+        for r in parts:
+            usage = usage + r.usage
+        metadata = {"expert_actions": [r.metadata["expert_action"] for r in parts if "expert_action" in r.metadata]}
+        if "expert_message" in parts[-1].metadata:
+            metadata["expert_message"] = parts[-1].metadata["expert_message"]
+        text = "\n".join(r.content for r in parts)
+        return ToolResult(text, error=any(r.error for r in parts), usage=usage, metadata=metadata), extra
+
+    def _expert_action(self, name: str, done_text: str) -> tuple[ToolResult, list[Message]]:
+        """One action by expert `name`; `done_text` is what it already did this turn (scope "turn")."""
         expert = self.experts[name]
         if isinstance(expert, SimulatedModel):
+            request = render_transcript(self.messages) + (f"\n{done_text}" if done_text else "")
             reply = expert.respond(
-                render_transcript(self.messages),
+                request,
                 self.golden_next_action(),
                 lambda rng: self._wrong_action(self.golden_next_action(), rng),
                 category=self.task.category,
@@ -288,14 +337,16 @@ class FunctionCallingEnv(OrchestraEnv):
             )
             proposal, usage = reply.value, reply.usage
         else:
-            proposal, usage, err = self._real_expert(expert)
+            proposal, usage, err = self._real_expert(expert, done_text)
             if err is not None:
                 return ToolResult(f"Error: expert {name} failed: {err}", error=True, usage=usage), []
         return self._carry_out(name, proposal, usage)
 
-    def _real_expert(self, expert: Any) -> tuple["ToolCall | str", Usage, str | None]:
+    def _real_expert(self, expert: Any, done_text: str = "") -> tuple["ToolCall | str", Usage, str | None]:
         domain_specs = [s for s in self.tool_specs if s.name != "call_expert"]
         msgs = [Message("system", self._system_prompt())] + [m for m in self.messages if m.role != "system"]
+        if done_text:
+            msgs.append(Message("user", f"You have already done this in your turn:\n{done_text}\nContinue."))
         resp = expert.complete(msgs, tools=domain_specs)
         usage = getattr(resp, "usage", Usage())
         if getattr(resp, "error", None):
@@ -363,7 +414,9 @@ class ToolScaleEnv(FunctionCallingEnv):
 
     ## Arguments
     ``domains``: restrict to these synthetic domains (default all); ``experts``; ``max_turns``
-    (default 30, the released code's limit); ``max_errors``; ``preference``; ``pricing``.
+    (default 30, the released code's limit); ``max_errors``; ``preference``; ``pricing``;
+    ``expert_scope`` (``"action"``: a call_expert carries out the next action; ``"turn"``: the
+    expert's whole turn up to its message to the user, each action a step toward ``max_turns``).
 
     ## Info
     See `OrchestraEnv` (usage per step and per episode in tokens, USD, seconds; tool-call counts;

@@ -118,3 +118,46 @@ def test_expert_proposals_do_not_reveal_golden_ids():
         if term or trunc:
             break
     assert "expert-3 called" in text and "gold_" not in text
+
+
+def _call(expert: str) -> dict:
+    return {"name": "call_expert", "arguments": {"expert": expert}}
+
+
+def test_expert_scope_turn_carries_out_the_whole_turn():
+    """One call of expert-1 with expert_scope="turn" plays the golden actions and the closing message."""
+    env = gym.make(ENV_ID, expert_scope="turn", max_turns=30)
+    for seed in range(40):  # the first task with 2+ golden actions that expert-1 gets right in one turn
+        env.reset(seed=seed)
+        golden = list(env.unwrapped.task.golden_actions)
+        _, reward, term, trunc, info = env.step(_call("expert-1"))
+        if term and info["solved"] and len(golden) >= 2:
+            break
+    assert term and not trunc and reward == 1.0 and info["solved"]
+    assert [c.name for c in env.unwrapped.trajectory if c.name != "call_expert"] == [g.name for g in golden]
+    assert info["tool_calls"]["expert-1"] == 1  # one delegation, however many actions it took
+    assert info["turn"] == len(golden) + 1  # each action is a step toward max_turns (tau2's max_steps)
+    text = info["new_messages"][1]["content"]
+    assert text.count("expert-1 called") == len(golden) and "expert-1 sent the user this message" in text
+    assert "carry out your turn" in env.unwrapped._expert_spec().description
+    env.close()
+
+
+def test_expert_scope_turn_counts_actions_toward_max_turns():
+    env = gym.make(ENV_ID, expert_scope="turn", max_turns=3)
+    for seed in range(60):
+        env.reset(seed=seed)
+        if len(env.unwrapped.task.golden_actions) > 3:
+            break
+    _, reward, term, trunc, info = env.step(_call("expert-1"))
+    assert trunc and not term and info["end_reason"] == "turn_limit" and reward == 0.0
+    assert len([c for c in env.unwrapped.trajectory if c.name != "call_expert"]) == 3 and info["turn"] == 3
+    one = gym.make(ENV_ID, max_turns=3)  # the default scope: one action per call, the same budget
+    one.reset(seed=seed)
+    for _ in range(3):
+        _, _, _, trunc_one, info_one = one.step(_call("expert-1"))
+    assert trunc_one and len([c for c in one.unwrapped.trajectory if c.name != "call_expert"]) == 3 and info_one["tool_calls"]["expert-1"] == 3
+    # the cost of the turn is the sum of its actions' usage
+    assert info["episode_cost_usd"] == pytest.approx(info["cost_usd"]) and info["cost_usd"] > 0
+    with pytest.raises(ValueError, match="expert_scope must be one of"):
+        gym.make(ENV_ID, expert_scope="episode")

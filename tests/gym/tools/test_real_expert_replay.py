@@ -79,3 +79,26 @@ def test_record_then_replay_gives_same_transcript_and_info_with_zero_requests(tm
     assert obs1 == obs2
     assert _jsonable(infos1) == _jsonable(infos2)
     assert "sk-secret-123" not in db.read_bytes().decode("latin-1")
+
+
+def test_turn_scope_real_expert_acts_until_its_message(tmp_path, monkeypatch):
+    """expert_scope="turn" with a real endpoint: one call_expert runs the expert's two tool calls and its
+    message (three requests), each request seeing what the expert already did; the cost is their sum."""
+    monkeypatch.setenv("ORCHESTRA_TEST_KEY", "sk-secret-123")
+    seen = []
+    inner = _responder()
+
+    def respond(body):
+        seen.append(body["messages"][-1]["content"])
+        return inner(body)
+
+    with OpenAIServer(responder=respond, api_key="sk-secret-123") as srv:
+        env = gym.make(ENV_ID, models=_models(srv.base_url), expert_scope="turn")
+        env.reset(seed=3)
+        _, _, term, trunc, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+        assert srv.count == 3 and info["tool_calls"]["expert-1"] == 1 and info["turn"] == 3
+    text = info["new_messages"][1]["content"]
+    assert text.count("expert-1 called <tool_call>") == 2 and "expert-1 sent the user this message" in text
+    assert "already done this in your turn" in seen[1] and "1 + 2" in seen[1] and "2 + 2" in seen[2]
+    assert info["cost_usd"] == (900 * 1.25 + 40 * 10.0) * 2 / 1e6 + (950 * 1.25 + 20 * 10.0) / 1e6
+    env.close()
