@@ -312,9 +312,7 @@ class FunctionCallingEnv(OrchestraEnv):
             parts.append(result)
             if "expert_action" not in result.metadata or self._end_reason is not None:
                 break
-        usage = Usage()
-        for r in parts:
-            usage = usage + r.usage
+        usage = sum((r.usage for r in parts), Usage())
         metadata = {"expert_actions": [r.metadata["expert_action"] for r in parts if "expert_action" in r.metadata]}
         if "expert_message" in parts[-1].metadata:
             metadata["expert_message"] = parts[-1].metadata["expert_message"]
