@@ -45,6 +45,7 @@ class PolicyAgent:
       max_seq_len: tokens per episode (prompt + all turns); the sampler's cache holds this many plus
         the padding of its length buckets.
       temperature: 0 = greedy (default); > 0 samples with PRNG keys from (seed, episode, turn).
+      top_k, top_p: keep the k most likely ids (0 = off) / the nucleus of mass p (1 = off) when sampling.
       seed: sampling seed.
       env_id, env_kwargs, reset_options: the training environment (informational; see the module doc).
 
@@ -58,16 +59,20 @@ class PolicyAgent:
     name = "trained"
 
     def __init__(self, model: Qwen3, tokenizer: ChatTokenizer, *, max_new_tokens: int, max_seq_len: int,
-                 temperature: float = 0.0, seed: int = 0, env_id: str = "", env_kwargs: dict[str, Any] | None = None,
+                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, env_id: str = "", env_kwargs: dict[str, Any] | None = None,
                  reset_options: dict[str, Any] | None = None):
         if max_new_tokens < 1 or max_seq_len <= max_new_tokens:
             raise ValueError(f"need 1 <= max_new_tokens < max_seq_len, got {max_new_tokens} and {max_seq_len}")
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+        if top_k < 0 or not 0 < top_p <= 1:
+            raise ValueError(f"top_k must be >= 0 (0 = off) and top_p in (0, 1] (1 = off); got {top_k}, {top_p}")
         self.tok = tokenizer
         self.max_new_tokens = int(max_new_tokens)
         self.max_seq_len = int(max_seq_len)
         self.temperature = float(temperature)
+        self.top_k = int(top_k)
+        self.top_p = float(top_p)
         self.seed = int(seed)
         self.env_id = env_id
         self.env_kwargs = dict(env_kwargs or {})
@@ -108,7 +113,8 @@ class PolicyAgent:
             self._length += len(env_ids)
         rng = int(np.random.default_rng([self.seed, self.episodes, self._turn]).integers(0, 2**31))
         self._state, out = self.sampler.generate(self._state, max_new_tokens=self.max_new_tokens,
-                                                 temperature=self.temperature, rng=rng, active=[True])
+                                                 temperature=self.temperature, top_k=self.top_k, top_p=self.top_p,
+                                                 rng=rng, active=[True])
         ids = list(out.tokens[0])
         self._length += len(ids)
         self._turn += 1
@@ -125,7 +131,8 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
       run_dir: the run's ``--output-dir`` (holds train_config.json, the tokenizer, checkpoints/).
       phase: "grpo" or "sft"; default: grpo when it has a checkpoint, else sft.
       step: checkpoint step (default: the newest finalized one).
-      temperature: sampling temperature (default: the run's ``eval_temperature``).
+      temperature: sampling temperature (default: the run's ``eval_temperature``); top-k / top-p are the
+        run's ``eval_top_k`` / ``eval_top_p``.
       seed: sampling seed.
 
     Raises:
@@ -135,7 +142,8 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
     cfg, tok, model = _load_run(run_dir, phase, step)
     return PolicyAgent(
         model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
-        temperature=cfg.eval_temperature if temperature is None else temperature, seed=seed, env_id=cfg.env_id,
+        temperature=cfg.eval_temperature if temperature is None else temperature, top_k=cfg.eval_top_k,
+        top_p=cfg.eval_top_p, seed=seed, env_id=cfg.env_id,
         env_kwargs=cfg.make_env_kwargs(), reset_options=cfg.reset_options(),
     )
 

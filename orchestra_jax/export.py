@@ -11,7 +11,7 @@ config.json                 `Qwen3ForCausalLM` (`ModelConfig.to_hf_dict`), with 
 model.safetensors           the checkpoint's parameters (`orchestra_jax.weights.save_hf_checkpoint`;
                             sharded with an index past 5 GiB), float32 unless asked otherwise
 generation_config.json      eos ids ``[<|im_end|>, <|endoftext|>]``, pad, the run's
-                            ``eval_temperature`` (greedy when 0) and ``max_new_tokens``
+                            ``eval_temperature`` (greedy when 0), ``eval_top_k`` / ``eval_top_p`` and ``max_new_tokens``
 tokenizer.json              the run's tokenizer; the tool and think tags (``<tool_call>``,
                             ``<tool_response>``, ``<think>`` and their closers) are marked
                             non-special, as in Qwen3's own tokenizer.json, so that a server that
@@ -157,6 +157,10 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
                   "do_sample": not greedy, "max_new_tokens": cfg.max_new_tokens}
     if not greedy:
         generation["temperature"] = cfg.eval_temperature
+        if cfg.eval_top_k:
+            generation["top_k"] = cfg.eval_top_k
+        if cfg.eval_top_p < 1:
+            generation["top_p"] = cfg.eval_top_p
     (out / "generation_config.json").write_text(json.dumps(generation, indent=2))
     spec = _tokenizer_json(json.loads(tok.tk.to_str()))
     (out / "tokenizer.json").write_text(json.dumps(spec, ensure_ascii=False))

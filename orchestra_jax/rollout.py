@@ -247,6 +247,8 @@ def collect_rollouts(
     max_new_tokens: int,
     max_seq_len: int,
     temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
     max_turns: int = 50,
     executor: ThreadPoolExecutor | None = None,
     drop_invalid_turns: bool = True,
@@ -267,6 +269,8 @@ def collect_rollouts(
         tools...); a group without task_id gets the task the first env draws from its seed.
       seed: base of the env seeds and the sampler's PRNG (same seed -> same rollouts).
       max_new_tokens: per assistant turn; max_seq_len: per trajectory (prompt + all turns).
+      temperature, top_k, top_p: the sampler's decoding (`orchestra_jax.sampler.Sampler.generate`; top_k 0
+        and top_p 1 sample the full distribution, as GRPO needs).
       max_turns: assistant turns per episode (the env's own limit may be lower).
 
     Returns:
@@ -298,7 +302,7 @@ def collect_rollouts(
                 break
             # ---- generate
             state, out = sampler.generate(
-                state, max_new_tokens=max_new_tokens, temperature=temperature,
+                state, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
                 rng=int(seed) * 100_003 + turn, active=[ep.active for ep in episodes],
             )
             actions = []

@@ -144,9 +144,9 @@ def play_tasks(sampler: Sampler, tok: Any, envs: list[Any], cfg: TrainConfig, ta
                preference: dict[str, Any] | None = None, *, temperature: float | None = None,
                executor: Any = None) -> list[Trajectory]:
     """One rollout of the policy per task, batched over `envs` (len(envs) tasks at a time), at
-    `temperature` (default: the run's eval_temperature) under `preference` (default: the run's); the
-    evaluation of `Run.evaluate` and of `orchestra_jax.agents.evaluate_run`. Deterministic under the
-    run's seed."""
+    `temperature` (default: the run's eval_temperature; with the run's eval_top_k / eval_top_p) under
+    `preference` (default: the run's); the evaluation of `Run.evaluate` and of
+    `orchestra_jax.agents.evaluate_run`. Deterministic under the run's seed."""
     trajs: list[Trajectory] = []
     for start in range(0, len(task_ids), len(envs)):
         chunk = task_ids[start:start + len(envs)]
@@ -154,7 +154,7 @@ def play_tasks(sampler: Sampler, tok: Any, envs: list[Any], cfg: TrainConfig, ta
             sampler, tok, envs[:len(chunk)], [cfg.reset_options(t, preference) for t in chunk],
             rollouts_per_task=1, seed=cfg.seed + 7 + start, max_new_tokens=cfg.max_new_tokens,
             max_seq_len=cfg.max_seq_len, temperature=cfg.eval_temperature if temperature is None else temperature,
-            max_turns=cfg.max_turns, executor=executor,
+            top_k=cfg.eval_top_k, top_p=cfg.eval_top_p, max_turns=cfg.max_turns, executor=executor,
         )
         trajs += out
     return trajs
@@ -259,7 +259,7 @@ class Run:
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, params: Any, n_tasks: int, tag: str, preference: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Rollouts at eval_temperature on `n_tasks` held-out tasks (seeds >= 2^31), one each, under
+        """Rollouts at eval_temperature (eval_top_k, eval_top_p) on `n_tasks` held-out tasks (seeds >= 2^31), one each, under
         `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
         (with ``preference``)."""
         cfg = self.cfg

@@ -157,6 +157,12 @@ class TrainConfig:
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
+    # decoding of the evaluations and of the trained policy as an agent (PolicyAgent, bench_*, the export's
+    # generation_config.json): keep the k most likely ids (0 = off) / the nucleus of mass p (1 = off), the
+    # sampler's convention (orchestra_jax.sampler). GRPO rollouts always sample the full distribution at
+    # `temperature`, the distribution whose log-probs the trainer computes.
+    eval_top_k: int = 0
+    eval_top_p: float = 1.0
     log_every: int = 1  # steps between JSONL / TensorBoard records
     checkpoint_every: int = 10  # steps between checkpoints (and a final one)
     keep_checkpoints: int = 3  # checkpoints kept (orbax max_to_keep)
@@ -188,6 +194,8 @@ class TrainConfig:
         need(self.old_logp_source in ("trainer", "sampler"), "old_logp_source", "use 'trainer' or 'sampler'")
         need(self.temperature > 0, "temperature", "must be > 0 for GRPO sampling")
         need(self.eval_temperature >= 0, "eval_temperature", "must be >= 0 (0 = greedy)")
+        need(self.eval_top_k >= 0, "eval_top_k", "must be >= 0 (0 = off)")
+        need(0 < self.eval_top_p <= 1, "eval_top_p", "must be in (0, 1] (1 = off)")
         need(self.learning_rate > 0, "learning_rate", "must be > 0")
         need(self.sft_learning_rate > 0, "sft_learning_rate", "must be > 0")
         need(self.weight_decay >= 0, "weight_decay", "must be >= 0")

@@ -255,3 +255,29 @@ def test_evaluate_run_plays_held_out_tasks_through_the_trainers_evaluation(run):
     other = evaluate_run(out, tasks[:1], temperature=0.0, preference={"outcome": 1.0, "latency": 2.0})
     assert other[0].info["preference"]["latency"] == 2.0 and other[0].info["preference"]["cost"] == 0.0
     assert episode_summary(a)["episodes"] == 3
+
+
+def test_eval_top_k_and_top_p_are_the_runs_decoding(run, greedy_agent, tmp_path):
+    """The run's ``eval_top_k`` / ``eval_top_p`` reach `PolicyAgent` and `evaluate_run` (the sampler's
+    convention): top-k 1 at temperature 1 is greedy decoding, token for token; a nucleus of mass 1e-6
+    keeps only the top token too; bad values fail with the field named."""
+    from orchestra_jax.agents import evaluate_run
+    from orchestra_jax.train import held_out_tasks
+
+    out, cfg, _ = run
+    tasks = held_out_tasks(3)
+    greedy = evaluate_run(out, tasks, temperature=0.0, batch=3)
+    sampled = evaluate_run(out, tasks, temperature=1.0, batch=3)
+    assert [t.tokens for t in sampled] != [t.tokens for t in greedy]  # temperature 1 samples something else
+    for k, p in ((1, 1.0), (0, 1e-6)):
+        folder = tmp_path / f"k{k}"
+        shutil.copytree(out, folder)
+        conf = json.loads((folder / "train_config.json").read_text())
+        (folder / "train_config.json").write_text(json.dumps(dict(conf, eval_top_k=k, eval_top_p=p)))
+        top = evaluate_run(folder, tasks, temperature=1.0, batch=3)
+        assert [t.tokens for t in top] == [t.tokens for t in greedy], (k, p)
+        agent = load_policy_agent(folder, temperature=1.0)
+        assert (agent.temperature, agent.top_k, agent.top_p) == (1.0, k, p)
+    m = _model(greedy_agent)
+    with pytest.raises(ValueError, match=r"top_k must be >= 0 \(0 = off\) and top_p in \(0, 1\]"):
+        PolicyAgent(m, greedy_agent.tok, max_new_tokens=8, max_seq_len=64, temperature=1.0, top_p=0.0)

@@ -53,6 +53,9 @@ def test_toml_and_json_files(tmp_path):
         ("max_new_tokens = 99999\n", r"max_new_tokens=99999: must be <= max_seq_len"),
         ('preset = "tiny-toolscal"\n', r"unknown preset 'tiny-toolscal' \(did you mean 'tiny-toolscale'\?\)"),
         ("async_checkpoint = 1\n", r"async_checkpoint=1: expected bool"),
+        ("eval_top_k = -1\n", r"eval_top_k=-1: must be >= 0 \(0 = off\)"),
+        ("eval_top_p = 0.0\n", r"eval_top_p=0.0: must be in \(0, 1\] \(1 = off\)"),
+        ("eval_top_p = 1.5\n", r"eval_top_p=1.5: must be in \(0, 1\]"),
     ],
 )
 def test_bad_keys_fail_with_the_key_named(tmp_path, content, match):
