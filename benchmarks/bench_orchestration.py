@@ -17,7 +17,8 @@ preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-
 * AIQ (RouterBench): the area under the non-decreasing hull of {fixed rules}, {fixed rules + router} and
   {fixed rules + the policy under every preference}, over costs [0, the dearest row];
 * preference adherence: the policy under each held-out preference of the run (``eval_preferences``) and the
-  default; for each preference P, the mean App. L score (`evaluation.preference_score`, normalised by always
+  default, with its valid tool-call format (`orchestra_jax.train.episode_summary`); for each preference P,
+  the mean App. L score (`evaluation.preference_score`, normalised by always
   expert-1's episodes) of the policy run under P, of the same policy run under the other preferences, and of
   every fixed rule.
 
@@ -72,7 +73,7 @@ def _as_results(trajs: list[Any], tasks: list[Any], names: list[str]) -> list[Ep
 def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     """Every row, the hull gaps, AIQ and the preference table of one run (see the module docstring)."""
     from orchestra_jax.agents import evaluate_run
-    from orchestra_jax.train import held_out_tasks
+    from orchestra_jax.train import episode_summary, held_out_tasks
     from orchestra_jax.train_config import TrainConfig
 
     cfg = TrainConfig.from_dict(json.loads((run_dir / "train_config.json").read_text()))
@@ -92,10 +93,13 @@ def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     played["router"] = run_episodes(make_env, lambda s: router, 0, task_ids=tasks, options=options)
     preferences = {"default": dict(cfg.preference), **{k: dict(v) for k, v in cfg.eval_preferences.items()}}
     policy: dict[str, list[EpisodeResult]] = {}
+    valid_format: dict[str, float] = {}
     for pname, pref in preferences.items():
         env_task_ids = [r.task_id for r in played["expert-1"]]  # the same tasks, in order
         names = played["expert-1"][0].info["reward_vector_names"]
-        policy[pname] = _as_results(evaluate_run(run_dir, tasks, preference=pref), env_task_ids, names)
+        trajs = evaluate_run(run_dir, tasks, preference=pref)
+        valid_format[pname] = episode_summary(trajs)["valid_format_rate"]
+        policy[pname] = _as_results(trajs, env_task_ids, names)
         print(f"  policy ({pname}): {_row('policy', policy[pname])}", file=sys.stderr)
     played["trained policy"] = policy["default"]
 
@@ -123,6 +127,7 @@ def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
                                          for o in preferences if o != pname},
                  "fixed": {f: preference_score(played[f], baseline, pref) / n for f in FIXED},
                  "router": preference_score(played["router"], baseline, pref) / n,
+                 "valid_format": valid_format[pname],
                  **{k: v for k, v in _row("policy", policy[pname]).items() if k in ("success", "cost_cents", "latency_s")}}
         entry["beats_other_preferences"] = all(entry["policy_under_it"] > v for v in entry["policy_under_others"].values())
         entry["beats_fixed"] = all(entry["policy_under_it"] > v for v in entry["fixed"].values())
@@ -143,13 +148,14 @@ def markdown(m: dict[str, Any]) -> str:
     lo, hi = m["aiq_cost_range_cents"]
     out += ["", f"AIQ over [{lo:g}, {hi:.3f}] cents: " + "; ".join(f"{k} {v:.3f}" for k, v in m["aiq"].items()),
             f"Router: cost weight {m['router_fit']['cost_weight']:g} per USD, table {m['router_fit']['table']}", "",
-            "| preference | vector | policy success | cost ¢ | latency s | App. L (policy under it) | under the others "
-            "| best fixed rule | router | beats others / fixed |", "|---|---|---|---|---|---|---|---|---|---|"]
+            "| preference | vector | policy success | cost ¢ | latency s | valid format | App. L (policy under it) "
+            "| under the others | best fixed rule | router | beats others / fixed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in m["adherence"]:
         best = max(e["fixed"], key=e["fixed"].get)
         others = ", ".join(f"{k} {v:.3f}" for k, v in e["policy_under_others"].items())
         out.append(f"| {e['preference']} | {e['vector']} | {e['success']:.3f} | {e['cost_cents']:.3f} | "
-                   f"{e['latency_s']:.1f} | {e['policy_under_it']:.3f} | {others} | {best} {e['fixed'][best]:.3f} | "
+                   f"{e['latency_s']:.1f} | {e['valid_format']:.1%} | {e['policy_under_it']:.3f} | {others} | "
+                   f"{best} {e['fixed'][best]:.3f} | "
                    f"{e['router']:.3f} | {e['beats_other_preferences']} / {e['beats_fixed']} |")
     return "\n".join(out) + "\n"
 

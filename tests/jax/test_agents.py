@@ -146,7 +146,8 @@ def test_greedy_agent_plays_exactly_the_trainer_rollout(run, greedy_agent, whole
 def test_sft_phase_loads_the_warm_start(run, greedy_agent):
     out, cfg, _ = run
     sft = load_policy_agent(out, phase="sft")
-    assert sft.temperature == cfg.eval_temperature == 1.0  # default: the run's eval temperature
+    # default: the run's evaluation decoding (the preset's: Qwen3's thinking-mode T 0.6, top-k 20, top-p 0.95)
+    assert (sft.temperature, sft.top_k, sft.top_p) == (cfg.eval_temperature, cfg.eval_top_k, cfg.eval_top_p) == (0.6, 20, 0.95)
     # the one GRPO step moved the weights unless no rollout was kept (then the step is a no-op)
     grpo_rec = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if '"grpo"' in x][-1]
     assert (_digest(sft) == _digest(greedy_agent)) == bool(grpo_rec["skipped"])
@@ -281,3 +282,34 @@ def test_eval_top_k_and_top_p_are_the_runs_decoding(run, greedy_agent, tmp_path)
     m = _model(greedy_agent)
     with pytest.raises(ValueError, match=r"top_k must be >= 0 \(0 = off\) and top_p in \(0, 1\]"):
         PolicyAgent(m, greedy_agent.tok, max_new_tokens=8, max_seq_len=64, temperature=1.0, top_p=0.0)
+
+
+def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
+    """`benchmarks/bench_orchestration.py`'s measurement on the tiny run: every fixed rule, the router and
+    the policy on the same held-out tasks; hull gaps as `evaluation.hull_gap` computes them (0 for the hull's
+    own vertices); the policy's valid format as the trainer's `episode_summary` of the same evaluation."""
+    import importlib.util
+    from pathlib import Path
+
+    from orchestra_gym.evaluation import hull_gap
+    from orchestra_jax.agents import evaluate_run
+    from orchestra_jax.train import episode_summary, held_out_tasks
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_orchestration.py"
+    spec = importlib.util.spec_from_file_location("bench_orchestration", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out, cfg, _ = run
+    m = bench.measure(out, 4, 6)
+    names = [r["agent"] for r in m["rows"]]
+    assert names == [*bench.FIXED, "router", "trained policy"] and all(r["episodes"] == 4 for r in m["rows"])
+    fixed = [(r["cost_cents"], r["success"]) for r in m["rows"] if r["agent"] in bench.FIXED]
+    for r in m["rows"]:
+        assert r["hull_gap"] == hull_gap(r["success"], r["cost_cents"], fixed)
+    for c, a in m["hull"]:
+        assert hull_gap(a, c, fixed) == 0.0
+    (entry,) = m["adherence"]  # the run has no held-out preferences: the default only
+    want = episode_summary(evaluate_run(out, held_out_tasks(4)))["valid_format_rate"]
+    assert entry["preference"] == "default" and entry["valid_format"] == want
+    text = bench.markdown(m)
+    assert "| valid format |" in text and f"{want:.1%}" in text
