@@ -149,7 +149,8 @@ def markdown(m: dict[str, Any]) -> str:
     out += ["", f"AIQ over [{lo:g}, {hi:.3f}] cents: " + "; ".join(f"{k} {v:.3f}" for k, v in m["aiq"].items()),
             f"Router: cost weight {m['router_fit']['cost_weight']:g} per USD, table {m['router_fit']['table']}", "",
             "| preference | vector | policy success | cost ¢ | latency s | valid format | App. L (policy under it) "
-            "| under the others | best fixed rule | router | beats others / fixed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| under the others | best fixed rule | router | beats others / fixed |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in m["adherence"]:
         best = max(e["fixed"], key=e["fixed"].get)
         others = ", ".join(f"{k} {v:.3f}" for k, v in e["policy_under_others"].items())

@@ -59,8 +59,8 @@ class PolicyAgent:
     name = "trained"
 
     def __init__(self, model: Qwen3, tokenizer: ChatTokenizer, *, max_new_tokens: int, max_seq_len: int,
-                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, env_id: str = "", env_kwargs: dict[str, Any] | None = None,
-                 reset_options: dict[str, Any] | None = None):
+                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, env_id: str = "",
+                 env_kwargs: dict[str, Any] | None = None, reset_options: dict[str, Any] | None = None):
         if max_new_tokens < 1 or max_seq_len <= max_new_tokens:
             raise ValueError(f"need 1 <= max_new_tokens < max_seq_len, got {max_new_tokens} and {max_seq_len}")
         if temperature < 0:

@@ -259,8 +259,8 @@ class Run:
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, params: Any, n_tasks: int, tag: str, preference: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Rollouts at eval_temperature (eval_top_k, eval_top_p) on `n_tasks` held-out tasks (seeds >= 2^31), one each, under
-        `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
+        """Rollouts at eval_temperature (eval_top_k, eval_top_p) on `n_tasks` held-out tasks (seeds >= 2^31),
+        one each, under `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
         (with ``preference``)."""
         cfg = self.cfg
         trajs = play_tasks(self.sampler(params), self.tok, self.envs, cfg, held_out_tasks(n_tasks), preference,

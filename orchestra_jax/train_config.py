@@ -431,8 +431,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Setting: expert_scope "turn" (a delegated expert plays the agent's whole turn, tau2-bench's sense,
     # so the routing decision is one per turn and a group of rollouts compares experts cleanly;
     # max_turns still counts every action) and max_errors 1 (a malformed turn ends the episode unsolved,
-    # the paper's outcome 0: with the env's default 5, a rollout that is malformed and then solves the
-    # task gets a positive advantage on its malformed tokens, which drove format collapses at T 1.0).
+    # the paper's outcome 0: with the env's default 5 a malformed turn, though out of the loss, was
+    # followed by more turns that could still solve the task, so malformed rollouts were not worse and
+    # grew long; valid format held at T 1.0 only with 1).
     # max_turns 6: the hard requests need more actions than that, so no expert solves them here and
     # their groups never count (at 8 turns expert-1 solves half of them, but the runs then drifted to
     # expert-2 for every kind: seed 1 at 0.48 cents, see benchmarks/RESULTS.md).

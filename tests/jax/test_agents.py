@@ -147,7 +147,8 @@ def test_sft_phase_loads_the_warm_start(run, greedy_agent):
     out, cfg, _ = run
     sft = load_policy_agent(out, phase="sft")
     # default: the run's evaluation decoding (the preset's: Qwen3's thinking-mode T 0.6, top-k 20, top-p 0.95)
-    assert (sft.temperature, sft.top_k, sft.top_p) == (cfg.eval_temperature, cfg.eval_top_k, cfg.eval_top_p) == (0.6, 20, 0.95)
+    decoding = (cfg.eval_temperature, cfg.eval_top_k, cfg.eval_top_p)
+    assert (sft.temperature, sft.top_k, sft.top_p) == decoding == (0.6, 20, 0.95)
     # the one GRPO step moved the weights unless no rollout was kept (then the step is a no-op)
     grpo_rec = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if '"grpo"' in x][-1]
     assert (_digest(sft) == _digest(greedy_agent)) == bool(grpo_rec["skipped"])
