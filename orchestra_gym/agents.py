@@ -176,27 +176,62 @@ class DelegatingAgent:
             ``env.unwrapped.task.category``: the warm start teaches the policy to name what the
             user asks for before it acts, as a language-pretrained orchestrator would; the expert
             after it is still drawn at random.
+        state_difficulty: with `state_kind`, the kind is followed by the task's difficulty
+            (``Request kind: change item (medium).``): the difficulty word is shared by several
+            kinds, so what the policy learns about one medium kind carries to the others.
+        state_preference: the same first-turn ``<think>`` block also restates the episode's
+            preference vector (``Preference: outcome 1, cost 0.5, latency 0.``, read from
+            ``env.unwrapped.preference``), so the expert the policy picks next can follow the
+            user's weights written a few tokens before it rather than in a distant system prompt
+            (a small policy attends to near tokens far more easily; paper Sec. 3.2 / 6.4: the
+            preference is an input of the orchestrator).
+        expert_weights: relative probabilities of the experts' draw (expert name -> weight >= 0;
+            experts not listed get 0); empty or None draws uniformly.
 
-    Raises (in `reset`): ValueError when the environment has no experts.
+    Raises (in `reset`): ValueError when the environment has no experts, or `expert_weights`
+    names an expert the environment lacks or gives no expert a positive weight.
     """
 
     name = "delegating"
 
-    def __init__(self, seed: int = 0, per_episode: bool = False, state_kind: bool = False):
+    def __init__(self, seed: int = 0, per_episode: bool = False, state_kind: bool = False,
+                 state_preference: bool = False, expert_weights: "dict[str, float] | None" = None,
+                 state_difficulty: bool = False):
         self.rng = np.random.default_rng(seed)
         self.per_episode = bool(per_episode)
         self.state_kind = bool(state_kind)
+        self.state_preference = bool(state_preference)
+        self.state_difficulty = bool(state_difficulty)
+        self.expert_weights = dict(expert_weights or {})
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         self.experts = sorted(getattr(env.unwrapped, "experts", {}))
         if not self.experts:
             raise ValueError("the delegating agent needs an environment with experts (call_expert)")
+        self.p = None
+        if self.expert_weights:
+            unknown = sorted(set(self.expert_weights) - set(self.experts))
+            if unknown:
+                raise ValueError(f"expert_weights names {unknown}, not experts of this environment; known: {self.experts}")
+            w = np.array([float(self.expert_weights.get(e, 0.0)) for e in self.experts])
+            if not (np.all(w >= 0) and w.sum() > 0):
+                raise ValueError(f"expert_weights must be >= 0 with a positive sum, got {self.expert_weights}")
+            self.p = w / w.sum()
         self.fixed = self._draw() if self.per_episode else None
         category = getattr(getattr(env.unwrapped, "task", None), "category", "") or ""
-        self.thought = f"<think>Request kind: {category.replace('_', ' ')}.</think>\n" if self.state_kind and category else ""
+        preference = getattr(env.unwrapped, "preference", None)
+        parts = []
+        difficulty = getattr(getattr(env.unwrapped, "task", None), "difficulty", "") if self.state_difficulty else ""
+        if self.state_kind and category:
+            parts.append(f"Request kind: {category.replace('_', ' ')}" + (f" ({difficulty})." if difficulty else "."))
+        if self.state_preference and preference is not None:
+            parts.append(f"Preference: {preference.weights_text()}.")
+        self.thought = f"<think>{' '.join(parts)}</think>\n" if parts else ""
 
     def _draw(self) -> str:
-        return self.experts[int(self.rng.integers(len(self.experts)))]
+        if self.p is None:
+            return self.experts[int(self.rng.integers(len(self.experts)))]
+        return self.experts[int(self.rng.choice(len(self.experts), p=self.p))]
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         text = self.thought + render_tool_calls([ToolCall("call_expert", {"expert": self.fixed or self._draw()})])

@@ -264,9 +264,15 @@ class Preference:
 
             User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0
         """
+        return "User preference (weights; cost and latency: lower is better): " + self.weights_text()
+
+    def weights_text(self) -> str:
+        """The weights alone, as `describe` lists them: ``"outcome 1, cost 0.5, latency 0"`` (then
+        the non-zero tool weights, tools sorted by name). The one rendering of P's numbers, used by
+        the prompt line and by the warm start's demonstrator when it restates the preference."""
         parts = [f"outcome {self.outcome:g}", f"cost {self.cost:g}", f"latency {self.latency:g}"]
         parts += [f"{name} {w:g}" for name, w in sorted(self.tools.items()) if w]
-        return "User preference (weights; cost and latency: lower is better): " + ", ".join(parts)
+        return ", ".join(parts)
 
     @classmethod
     def from_dict(cls, d: "dict[str, Any] | Preference | None") -> "Preference":

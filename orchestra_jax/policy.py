@@ -61,8 +61,7 @@ def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
         texts = []
         pref_rng = np.random.default_rng([cfg.seed, 29])
         for i in range(24):  # oracle and demonstrator episodes: prompts, tool results, tool-call texts
-            agent = OracleAgent() if i % 2 else DelegatingAgent(
-                i, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind)
+            agent = OracleAgent() if i % 2 else demonstrator(cfg, i)
             options = cfg.reset_options(preference=cfg.sample_preference(pref_rng))
             t = scripted_trajectory(env, byte_tok, agent, seed=10_000 + i, options=options, max_turns=cfg.max_turns)
             texts.append(byte_tok.decode(t.tokens))
@@ -99,3 +98,12 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
     if mesh is not None:
         sharding.shard_model(model, mesh)
     return model, mesh
+
+
+def demonstrator(cfg: Any, seed: int) -> DelegatingAgent:
+    """The warm start's demonstrator of one episode, as the config asks (`TrainConfig.sft_expert_choice`,
+    `sft_state_kind`, `sft_state_difficulty`, `sft_state_preference`, `sft_expert_weights`); `seed` seeds
+    its expert draws."""
+    return DelegatingAgent(seed, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind,
+                           state_difficulty=cfg.sft_state_difficulty, state_preference=cfg.sft_state_preference,
+                           expert_weights=cfg.sft_expert_weights)

@@ -43,7 +43,7 @@ from orchestra_gym.evaluation import rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
 from orchestra_jax.plots import write_plots
-from orchestra_jax.policy import build_policy, build_tokenizer, make_envs
+from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, make_envs
 from orchestra_jax.rollout import Trajectory, collect_rollouts, scripted_trajectory
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
@@ -273,9 +273,8 @@ class Run:
 
     # ------------------------------------------------------------------ SFT
     def demonstrator(self, seed: int) -> DelegatingAgent:
-        """The warm start's demonstrator of one episode (`TrainConfig.sft_expert_choice`, `sft_state_kind`)."""
-        return DelegatingAgent(seed, per_episode=self.cfg.sft_expert_choice == "per_episode",
-                               state_kind=self.cfg.sft_state_kind)
+        """The warm start's demonstrator of one episode (`orchestra_jax.policy.demonstrator`)."""
+        return demonstrator(self.cfg, seed)
 
     def sft(self) -> Any:
         """Supervised warm start on `sft_tasks` demonstrations (resumable; returns the params)."""

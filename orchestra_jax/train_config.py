@@ -151,9 +151,14 @@ class TrainConfig:
     sft_lr_schedule: str = "cosine"  # "cosine" (decay to 0 over sft_steps) or "constant"
     sft_tasks: int = 512  # golden trajectories generated for SFT
     # the demonstrator (`orchestra_gym.agents.DelegatingAgent`): a uniformly drawn expert "per_turn" or
-    # "per_episode"; sft_state_kind: its first turn names the request's kind in a <think> block
+    # "per_episode"; sft_state_kind: its first turn names the request's kind in a <think> block;
+    # sft_state_difficulty: and its difficulty; sft_state_preference: that block also restates the
+    # episode's preference weights; sft_expert_weights: the relative odds of its expert draw
     sft_expert_choice: str = "per_turn"
     sft_state_kind: bool = False
+    sft_state_difficulty: bool = False
+    sft_state_preference: bool = False
+    sft_expert_weights: dict = dataclasses.field(default_factory=dict)  # the demonstrator's draw; {} = uniform
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
@@ -216,6 +221,10 @@ class TrainConfig:
         need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")
         need(self.sft_expert_choice in ("per_turn", "per_episode"), "sft_expert_choice",
              "use 'per_turn' or 'per_episode'")
+        need(all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0
+                 for w in self.sft_expert_weights.values())
+             and (not self.sft_expert_weights or sum(self.sft_expert_weights.values()) > 0),
+             "sft_expert_weights", "must map expert names to weights >= 0 with a positive sum ({} = uniform)")
         train_prefs = [_preference(p, f"train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"eval_preferences.{name}")

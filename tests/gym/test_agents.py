@@ -64,6 +64,17 @@ def test_delegating_agent_per_turn_per_episode_and_the_stated_kind():
     texts, category = play(DelegatingAgent(3, per_episode=True, state_kind=True), 11)
     assert texts[0].startswith(f"<think>Request kind: {category.replace('_', ' ')}.</think>\n<tool_call>")
     assert len({t.split("</think>\n")[-1] for t in texts}) == 1 and all("<think>" not in t for t in texts[1:])
+    # the preference restated after the kind: the episode's weights, as the prompt line lists them
+    env.reset(seed=11, options={"tools": ["call_expert"], "preference": {"outcome": 1.0, "cost": 2.0}})
+    agent = DelegatingAgent(3, state_kind=True, state_difficulty=True, state_preference=True)
+    agent.reset(env, None, {})
+    first = agent.act(None, {})
+    task = env.unwrapped.task
+    assert first.startswith(f"<think>Request kind: {task.category.replace('_', ' ')} ({task.difficulty}). "
+                            "Preference: outcome 1, cost 2, latency 0.</think>\n<tool_call>")
+    agent = DelegatingAgent(3, state_preference=True)
+    agent.reset(env, None, {})
+    assert agent.act(None, {}).startswith("<think>Preference: outcome 1, cost 2, latency 0.</think>\n<tool_call>")
 
 
 def test_fit_router_on_training_tasks_beats_the_fixed_experts_hull_there():
@@ -82,3 +93,22 @@ def test_fit_router_on_training_tasks_beats_the_fixed_experts_hull_there():
     # the medium tasks (5 actions in 6 turns) go to the strongest expert, easy ones to a cheaper one
     assert fit["table"].get("change_item/medium") == "expert-1"
     assert fit["table"].get("lookup/easy") in ("expert-2", "expert-3")
+
+
+def test_delegating_agent_expert_weights_skew_the_draw_and_bad_weights_raise():
+    from orchestra_gym.agents import DelegatingAgent
+
+    env = gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=6)
+    obs, info = env.reset(seed=4, options={"tools": ["call_expert"]})
+    only = DelegatingAgent(0, expert_weights={"expert-2": 1.0})
+    only.reset(env, obs, info)
+    assert {only.act(obs, info) for _ in range(20)} == {
+        '<tool_call>\n{"name": "call_expert", "arguments": {"expert": "expert-2"}, "id": ""}\n</tool_call>'}
+    skewed = DelegatingAgent(0, expert_weights={"expert-1": 0.6, "expert-2": 0.2, "expert-3": 0.2})
+    skewed.reset(env, obs, info)
+    draws = [skewed._draw() for _ in range(2000)]
+    assert abs(draws.count("expert-1") / 2000 - 0.6) < 0.04 and abs(draws.count("expert-3") / 2000 - 0.2) < 0.03
+    with pytest.raises(ValueError, match=r"names \['expert-9'\], not experts of this environment"):
+        DelegatingAgent(0, expert_weights={"expert-9": 1.0}).reset(env, obs, info)
+    with pytest.raises(ValueError, match="positive sum"):
+        DelegatingAgent(0, expert_weights={"expert-1": 0.0}).reset(env, obs, info)

@@ -135,6 +135,10 @@ def test_training_preferences_are_sampled_and_evaluation_preferences_held_out():
         TrainConfig.preset("tiny-toolscale", train_preferences=[{"outcme": 1}])
     with pytest.raises(ConfigError, match="sft_expert_choice"):
         TrainConfig.preset("tiny-toolscale", sft_expert_choice="per_task")
+    with pytest.raises(ConfigError, match="sft_expert_weights"):
+        TrainConfig.preset("tiny-toolscale", sft_expert_weights={"expert-1": -1.0})
+    with pytest.raises(ConfigError, match="sft_expert_weights"):
+        TrainConfig.preset("tiny-toolscale", sft_expert_weights={"expert-1": 0})
 
 
 def test_ppo_update_and_guard_fields():
@@ -154,3 +158,15 @@ def test_ppo_update_and_guard_fields():
         TrainConfig(guard_lr_factor=2.0)
     with pytest.raises(ConfigError, match="did you mean 'guard_patience'"):
         TrainConfig.from_dict({"guard_patiance": 3})
+
+
+def test_the_demonstrator_follows_the_config():
+    from orchestra_jax.policy import demonstrator
+
+    cfg = TrainConfig.preset("tiny-toolscale", sft_state_difficulty=True, sft_state_preference=True,
+                             sft_expert_weights={"expert-1": 1.0})
+    agent = demonstrator(cfg, 3)
+    assert (agent.per_episode, agent.state_kind, agent.state_difficulty, agent.state_preference) == (True, True, True, True)
+    assert agent.expert_weights == {"expert-1": 1.0}
+    plain = demonstrator(TrainConfig.preset("tiny-toolscale"), 3)
+    assert (plain.state_difficulty, plain.state_preference, plain.expert_weights) == (False, False, {})
