@@ -218,10 +218,11 @@ class DelegatingAgent:
                 raise ValueError(f"expert_weights must be >= 0 with a positive sum, got {self.expert_weights}")
             self.p = w / w.sum()
         self.fixed = self._draw() if self.per_episode else None
-        category = getattr(getattr(env.unwrapped, "task", None), "category", "") or ""
+        task = getattr(env.unwrapped, "task", None)
+        category = getattr(task, "category", "") or ""
+        difficulty = (getattr(task, "difficulty", "") or "") if self.state_difficulty else ""
         preference = getattr(env.unwrapped, "preference", None)
         parts = []
-        difficulty = getattr(getattr(env.unwrapped, "task", None), "difficulty", "") if self.state_difficulty else ""
         if self.state_kind and category:
             parts.append(f"Request kind: {category.replace('_', ' ')}" + (f" ({difficulty})." if difficulty else "."))
         if self.state_preference and preference is not None:

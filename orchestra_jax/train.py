@@ -38,7 +38,6 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
-from orchestra_gym.agents import DelegatingAgent
 from orchestra_gym.evaluation import rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
@@ -272,10 +271,6 @@ class Run:
         return s
 
     # ------------------------------------------------------------------ SFT
-    def demonstrator(self, seed: int) -> DelegatingAgent:
-        """The warm start's demonstrator of one episode (`orchestra_jax.policy.demonstrator`)."""
-        return demonstrator(self.cfg, seed)
-
     def sft(self) -> Any:
         """Supervised warm start on `sft_tasks` demonstrations (resumable; returns the params)."""
         cfg = self.cfg
@@ -295,7 +290,7 @@ class Run:
         data = []
         pref_rng = np.random.default_rng([cfg.seed, 23])  # the demonstrations' preferences, as in training
         for i in range(cfg.sft_tasks):
-            t = scripted_trajectory(env, self.tok, self.demonstrator(cfg.seed * 7919 + i), seed=cfg.seed * 7919 + i,
+            t = scripted_trajectory(env, self.tok, demonstrator(cfg, cfg.seed * 7919 + i), seed=cfg.seed * 7919 + i,
                                     options=cfg.reset_options(preference=cfg.sample_preference(pref_rng)),
                                     max_turns=cfg.max_turns)
             if len(t) <= cfg.max_seq_len:
