@@ -88,7 +88,12 @@ class OrchestraEnv(gym.Env[str, str]):
         At the end (terminated or truncated) also: outcome (float in [0, 1]), reward_vector
         (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
         -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
-        checks), solved (bool), end_reason (str).
+        checks), solved (bool), end_reason (str), answered (bool: the episode ended on the agent's
+        valid actions with a graded outcome, see `turn_limit_graded`; False after ``max_errors``
+        malformed actions, an orchestrator error, or a turn limit where that is not graded: the
+        paper's invalid-output filter, Sec. 3.2, drops rollouts without it), task_category and
+        task_difficulty (str: the task's `Task.category` / `Task.difficulty` labels, for metrics per
+        kind; never in the observation).
 
     Episode end: terminated when the task ends (answer given, user stops, transfer); truncated
     at ``max_turns`` turns, after ``max_errors`` malformed actions, or when the agent reported
@@ -110,6 +115,11 @@ class OrchestraEnv(gym.Env[str, str]):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    #: Whether an episode cut at ``max_turns`` is a graded failure of valid actions (``info["answered"]``
+    #: True) or an episode without a final answer (False). QA envs: False (the answer tool was never
+    #: called). Function-calling envs: True, as tau2-bench scores a simulation that reached
+    #: ``max_steps`` (reward 0): the agent's valid actions led there, so it is an outcome to learn from.
+    turn_limit_graded: bool = False
 
     def __init__(
         self,
@@ -407,4 +417,8 @@ class OrchestraEnv(gym.Env[str, str]):
         else:
             outcome, breakdown = self._grade()
         info.update(self.reward_layout.end_info(info, outcome, copy.deepcopy(breakdown), str(self._end_reason)))
+        info["answered"] = bool(not premature or (self._end_reason == "turn_limit" and self.turn_limit_graded))
+        # the task's labels, for metrics per kind (the orchestrator is never shown them)
+        info["task_category"] = str(self.task.category)
+        info["task_difficulty"] = str(self.task.difficulty)
         return float(outcome)

@@ -88,6 +88,7 @@ __all__ = [
     "preference_score",
     "wald_interval",
     "mean_tool_calls",
+    "by_label",
     "format_table",
     "format_qa_table",
     "format_mix",
@@ -790,6 +791,19 @@ def mean_tool_calls(episodes: Sequence[Outcome]) -> dict[str, float]:
         for k, v in _info(e).get("tool_calls", {}).items():
             calls[k] = calls.get(k, 0.0) + v
     return {k: v / n for k, v in sorted(calls.items())}
+
+
+def by_label(episodes: Sequence[Outcome], key: str = "task_difficulty") -> dict[str, dict[str, Any]]:
+    """Success and tool mix per task label: episodes grouped by their final ``info[key]`` (the env's
+    ``task_difficulty`` or ``task_category``; episodes without it under ``"unknown"``), labels sorted.
+
+    Returns: label -> {"episodes": int, "success_rate": float, "tool_mix": `mean_tool_calls` of the group}.
+    """
+    groups: dict[str, list[Outcome]] = {}
+    for e in episodes:
+        groups.setdefault(str(_info(e).get(key, "unknown")), []).append(e)
+    return {label: {"episodes": len(g), "success_rate": sum(bool(_info(e).get("solved", False)) for e in g) / len(g),
+                    "tool_mix": mean_tool_calls(g)} for label, g in sorted(groups.items())}
 
 
 def summarize(episodes: Sequence[Outcome]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 `grpo_batch(trajectories, config, preference)` is the whole glue between a rollout and a GRPO step:
 rewards per group (the paper's preference reward, `orchestra_gym.rewards.group_preference_rewards`,
 or the outcome), `grpo.filter_and_advantages` (drop groups with reward std < 0.1 and rollouts without
-a final answer; A = (R - mean) / (std + eps) clipped to [-3, 3]; ToolOrchestra Sec. 3.2), then the
+a final answer, `Trajectory.answered`; A = (R - mean) / (std + eps) clipped to [-3, 3]; ToolOrchestra Sec. 3.2), then the
 right-padded [B, T] arrays of `to_batch` with the dropped rollouts' loss masks zeroed.
 
 Batch keys, B rows of T tokens (`orchestra_jax.train_step` splits them into micro-batches):
@@ -44,9 +44,11 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
     g = config.rollouts_per_task
     kind = config.reward if preference is not None else "outcome"
     rewards = group_rewards(trajectories, g, preference, kind=kind)
-    answered = np.array([[t.terminated for t in trajectories[i * g:(i + 1) * g]] for i in range(len(rewards))])
+    answered = np.array([t.answered for t in trajectories]).reshape(rewards.shape)
+    guided = np.array([t.guided for t in trajectories]).reshape(rewards.shape)
     filt = grpo.filter_and_advantages(rewards, answered, min_std=config.min_group_std, eps=config.adv_eps,
-                                      clip=config.adv_clip, ddof=config.adv_ddof)
+                                      clip=config.adv_clip, ddof=config.adv_ddof,
+                                      off_policy=guided if guided.any() else None)
     batch = to_batch(trajectories, filt.advantages.reshape(-1), multiple=config.pad_multiple)
     batch["loss_mask"] = batch["loss_mask"] * filt.keep.reshape(-1, 1).astype(np.float32)
     return batch, {"reward_mean": float(rewards.mean()), **filt.counts}

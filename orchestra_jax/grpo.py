@@ -105,7 +105,8 @@ class GroupFilterResult:
     advantages: float32 [N, G]; 0 for dropped groups / rollouts.
     keep: bool [N, G]; rollouts that enter the loss.
     counts: ints for logging: groups_total, groups_low_std (dropped), rollouts_total,
-      rollouts_no_answer (dropped), rollouts_kept.
+      rollouts_no_answer (dropped), rollouts_kept, and with `off_policy` given: off_policy_total,
+      off_policy_kept.
     """
 
     advantages: np.ndarray
@@ -121,6 +122,7 @@ def filter_and_advantages(
     eps: float = 1e-6,
     clip: float | None = 3.0,
     ddof: int = 1,
+    off_policy: np.ndarray | None = None,
 ) -> GroupFilterResult:
     """The paper's rollout filters plus group advantages ([TO] Sec. 3.2).
 
@@ -130,6 +132,14 @@ def filter_and_advantages(
         reward inside the group statistics but are excluded from the loss. None = all True.
       min_std: groups whose reward std (same ddof) is below this are dropped (0.1 in [TO]).
       eps, clip, ddof: as in `group_advantages`.
+      off_policy: bool [N, G]; True for rollouts the policy did not sample (guided rollouts,
+        `orchestra_jax.train_config.TrainConfig.guide_experts`). They count in the group's mean and std
+        like any rollout, but enter the loss only with a positive advantage: an off-policy episode that
+        did better than its group is a demonstration to move towards (LUFFY, Yan et al. 2025, arXiv
+        2504.14945, learns from off-policy successes); one that did worse is dropped, because pushing
+        down an action the policy did not choose, without an importance weight, biases the update
+        towards whatever the guides did well once (with both signs kept, a contextual-bandit check
+        converged on the mid-priced expert for every request). None = every rollout is on-policy.
 
     The third filter of the paper (turns whose output is not a valid tool call) acts on tokens, not on
     rollouts: `orchestra_jax.rollout` zeroes the loss mask of such turns and counts them.
@@ -143,6 +153,13 @@ def filter_and_advantages(
     adv = group_advantages(r, eps=eps, clip=clip, ddof=ddof)
     group_ok = group_std(r, ddof=ddof) >= min_std  # [TO]: drop groups with reward std < 0.1
     keep = group_ok[:, None] & ans  # [TO]: drop rollouts without a valid answer
+    extra = {}
+    if off_policy is not None:
+        off = np.asarray(off_policy, bool)
+        if off.shape != r.shape:
+            raise ValueError(f"off_policy shape {off.shape} != rewards shape {r.shape}")
+        keep = keep & ~(off & (adv <= 0.0))  # off-policy rollouts: only those better than their group
+        extra = {"off_policy_total": int(off.sum()), "off_policy_kept": int((keep & off).sum())}
     adv = np.where(keep, adv, 0.0).astype(np.float32)
     counts = {
         "groups_total": int(r.shape[0]),
@@ -150,6 +167,7 @@ def filter_and_advantages(
         "rollouts_total": int(r.size),
         "rollouts_no_answer": int((~ans).sum()),
         "rollouts_kept": int(keep.sum()),
+        **extra,
     }
     return GroupFilterResult(advantages=adv, keep=keep, counts=counts)
 

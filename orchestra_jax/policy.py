@@ -33,7 +33,7 @@ from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer, build_qw
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.weights import load_hf_checkpoint
 
-__all__ = ["make_envs", "build_tokenizer", "build_policy"]
+__all__ = ["make_envs", "build_tokenizer", "build_policy", "demonstrator", "guide"]
 
 
 def make_envs(cfg: TrainConfig, n: int) -> list[gym.Env]:
@@ -106,4 +106,15 @@ def demonstrator(cfg: Any, seed: int) -> DelegatingAgent:
     its expert draws."""
     return DelegatingAgent(seed, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind,
                            state_difficulty=cfg.sft_state_difficulty, state_preference=cfg.sft_state_preference,
-                           expert_weights=cfg.sft_expert_weights)
+                           expert_weights=cfg.sft_expert_weights, state_choice=cfg.sft_state_choice)
+
+
+def guide(cfg: Any, expert: str) -> DelegatingAgent:
+    """The demonstrator of a guided rollout (`TrainConfig.guide_experts`): the warm start's demonstrator
+    (its thought: `sft_state_kind`, `sft_state_difficulty`, `sft_state_preference`) pinned to `expert`
+    for the whole episode, so its text is what the warm-started policy writes when it picks `expert`.
+
+    Raises (in `reset`): ValueError when the environment has no expert named `expert`."""
+    return DelegatingAgent(0, per_episode=True, state_kind=cfg.sft_state_kind,
+                           state_difficulty=cfg.sft_state_difficulty, state_preference=cfg.sft_state_preference,
+                           expert_weights={expert: 1.0}, state_choice=cfg.sft_state_choice)

@@ -43,6 +43,7 @@ __all__ = [
     "collect_rollouts",
     "trajectory_from_turns",
     "scripted_trajectory",
+    "guided_rollouts",
     "env_reply_ids",
 ]
 
@@ -61,7 +62,10 @@ class Trajectory:
     all three of equal length. info: the env's last info (reward_vector, outcome, cost, latency, tool
     calls, parse errors...). turns: assistant turns; invalid_turns: of those, not a valid action;
     cut: stopped before the env ended it (whole loss mask zeroed), cut_reason: why (`CUT_REASONS`);
-    terminated: the env ended the episode itself (a valid answer); group: index of the task group; task_id.
+    terminated: the env ended the episode itself; truncated: the env cut it (turn limit, malformed
+    actions); `answered`: it ended with a graded outcome of valid actions (the paper's invalid-output
+    filter keeps only these); group: index of the task group; task_id; guided: played by a guide
+    (`guided_rollouts`), not sampled from the policy (off-policy in the loss).
     """
 
     tokens: list[int]
@@ -77,6 +81,7 @@ class Trajectory:
     group: int = 0
     task_id: Any = None
     texts: list[str] = dataclasses.field(default_factory=list)
+    guided: bool = False
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -88,6 +93,16 @@ class Trajectory:
     @property
     def solved(self) -> bool:
         return bool(self.info.get("solved", False))
+
+    @property
+    def answered(self) -> bool:
+        """Whether the episode ended with a graded outcome of the policy's valid actions: the env's
+        ``info["answered"]`` (`orchestra_gym.env.OrchestraEnv`: terminated, or a graded turn limit in
+        function-calling envs); False for an episode the trainer cut. Envs that do not report it:
+        `terminated`."""
+        if self.cut:
+            return False
+        return bool(self.info.get("answered", self.terminated))
 
     @property
     def cost_usd(self) -> float:
@@ -383,3 +398,50 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
                       terminated=bool(term), truncated=bool(trunc), cut=not (term or trunc),
                       cut_reason=None if (term or trunc) else "max_turns",
                       task_id=task_id, texts=texts)
+
+
+def guided_rollouts(envs: Sequence[Any], tokenizer: ChatTokenizer, agents: Sequence[Any],
+                    task_options: Sequence[dict[str, Any]], *, seed: int, max_turns: int, max_seq_len: int,
+                    executor: ThreadPoolExecutor | None = None) -> list[Trajectory]:
+    """The guided rollouts of a step (`orchestra_jax.train_config.TrainConfig.guide_experts`): for each
+    group i, one `scripted_trajectory` of every agent in `agents` on the group's task.
+
+    Each episode resets with the seed that `collect_rollouts` gives group i's sampled rollouts
+    (``seed * 1000 + i``) and the group's options (task_id included), so the guided and the sampled
+    episodes of a group see the same task and the same environment draws. The loss mask covers the
+    agent's tokens; sampler_logp is 0 (the trainer fills in the policy's own log-probs). A trajectory
+    longer than `max_seq_len` tokens is cut (loss mask 0, cut_reason "max_seq_len"), as a sampled one.
+
+    Args:
+      envs: N x K gymnasium envs (reused; each is reset here), K = len(agents).
+      agents: K agents (``reset(env, observation, info)`` / ``act(observation, info) -> str``); the same
+        agent objects serve every group, one env each.
+      task_options: per group, the reset options with its ``task_id`` (as `collect_rollouts` chose it).
+      seed: the step's seed, as passed to `collect_rollouts`.
+
+    Returns: N x K trajectories, group-major (group i's are rows i*K .. i*K + K - 1), ``group`` = i.
+    Raises: ValueError when len(envs) != N x K or a group's options lack a task_id.
+    """
+    n, k = len(task_options), len(agents)
+    if len(envs) != n * k:
+        raise ValueError(f"need {n} x {k} = {n * k} envs, got {len(envs)}")
+    for i, o in enumerate(task_options):
+        if o.get("task_id") is None:
+            raise ValueError(f"group {i}: guided rollouts need the group's task_id in its options (use the ones "
+                             "collect_rollouts chose: Trajectory.task_id)")
+
+    def play(r: int) -> Trajectory:
+        i, j = divmod(r, k)
+        t = scripted_trajectory(envs[r], tokenizer, agents[j], seed=int(seed) * 1000 + i, options=task_options[i],
+                                max_turns=max_turns)
+        t.group, t.guided = i, True
+        if len(t) > max_seq_len:
+            t.loss_mask = [0.0] * len(t)
+            t.cut, t.cut_reason = True, "max_seq_len"
+        return t
+
+    # agents keep per-episode state (reset / act), so rows of one agent run one after another
+    if executor is None:
+        return [play(r) for r in range(n * k)]
+    columns = list(executor.map(lambda j: [play(i * k + j) for i in range(n)], range(k)))
+    return [columns[j][i] for i in range(n) for j in range(k)]

@@ -38,18 +38,18 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
-from orchestra_gym.evaluation import rollout_summary
+from orchestra_gym.evaluation import by_label, rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
 from orchestra_jax.plots import write_plots
-from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, make_envs
-from orchestra_jax.rollout import Trajectory, collect_rollouts, scripted_trajectory
+from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs
+from orchestra_jax.rollout import Trajectory, collect_rollouts, guided_rollouts, scripted_trajectory
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.guard import TrainingGuard, TrainingStopped
 from orchestra_jax.train_step import (UpdateResult, grpo_updates, init_state, make_grpo_step, make_logp_fn,
-                                      make_old_logp_fn, make_sft_step, optimizer_from_config, params_digest,
-                                      split_micro)
+                                      gather_params, make_old_logp_fn, make_sft_step, optimizer_from_config,
+                                      params_digest, split_micro)
 
 __all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "json_safe", "EVAL_TASK_BASE",
            "TrainingStopped"]
@@ -133,6 +133,18 @@ def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
                            invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
 
 
+def _label_metrics(trajs: list[Trajectory]) -> dict[str, float]:
+    """Per task difficulty (the env's ``task_difficulty`` label, which the policy never sees): its share
+    of the rollouts, success rate and expert calls per episode, as ``kind/<difficulty>/<name>``."""
+    out: dict[str, float] = {}
+    n = max(len(trajs), 1)
+    for label, g in by_label([t.info for t in trajs]).items():
+        out[f"kind/{label}/share"] = g["episodes"] / n
+        out[f"kind/{label}/success"] = g["success_rate"]
+        out.update({f"kind/{label}/{k}": v for k, v in g["tool_mix"].items() if k.startswith("expert-")})
+    return out
+
+
 def held_out_tasks(n: int) -> list[int]:
     """The first `n` held-out task ids of the evaluation (ToolScale generator seeds 2^31, 2^31 + 1, ...;
     training draws its tasks from seeds below 2^31)."""
@@ -177,6 +189,7 @@ class Run:
         self.grpo_logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, temperature=cfg.temperature)
         self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, with_entropy=True,
                                             temperature=cfg.temperature)
+        self.behaviour_logp_fn = make_old_logp_fn(self.grpo_logp_fn)  # guided rollouts' log-probs
         self.envs = make_envs(cfg, cfg.tasks_per_step * cfg.rollouts_per_task)
         self.pool = ThreadPoolExecutor(max_workers=cfg.tool_workers)
         self._sampler: Sampler | None = None
@@ -355,12 +368,14 @@ class Run:
                 pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
                 options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng))
                            for _ in range(cfg.tasks_per_step)]
-                trajs, stats = collect_rollouts(
-                    self.sampler(state.params), self.tok, self.envs, options,
-                    rollouts_per_task=cfg.rollouts_per_task, seed=_step_seed(cfg.seed, s),
+                sampled_per_task = cfg.rollouts_per_task - len(cfg.guide_experts)
+                sampled, stats = collect_rollouts(
+                    self.sampler(state.params), self.tok, self.envs[:cfg.tasks_per_step * sampled_per_task], options,
+                    rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
                     max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=cfg.temperature,
                     max_turns=cfg.max_turns, executor=self.pool,
                 )
+                trajs = self.with_guided(sampled, options, state.params, _step_seed(cfg.seed, s))
                 t_roll = time.time() - t_step
                 # ---- rewards, filters, advantages -> batch
                 batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
@@ -372,14 +387,15 @@ class Run:
                                    seed=_step_seed(cfg.seed, s), old_logp_fn=update["old_logp"])
                 state = res.state
                 self._check_finite(s + 1, res.updates, ck)
-                # ---- log, guard, checkpoint
-                ep = episode_summary(trajs)
+                # ---- log, guard, checkpoint (the policy's own rollouts; guided ones only in the batch counts)
+                ep = episode_summary(sampled)
                 rec = {"phase": "grpo", "step": s + 1, "reward_mean": bstats.pop("reward_mean"),
                        **_update_metrics(res), **{k: v for k, v in ep.items() if k != "tool_mix"},
                        **bstats, "invalid_turns": stats.invalid_turns, "generated_tokens": stats.generated_tokens,
                        "rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0,
                        "peak_rss_gib": _peak_rss_gib(),
-                       **{f"mix/{k}": v for k, v in ep["tool_mix"].items()}}
+                       **{f"mix/{k}": v for k, v in ep["tool_mix"].items()},
+                       **_label_metrics(sampled)}
                 if (s + 1) % cfg.log_every == 0:
                     self.log(rec)
                 bar.update(1)
@@ -402,6 +418,41 @@ class Run:
         finally:
             ck.close()
         return state.params, cfg.max_steps, initial_eval
+
+    def with_guided(self, sampled: list[Trajectory], options: list[dict[str, Any]], params: Any,
+                    seed: int) -> list[Trajectory]:
+        """A step's groups with their guided rollouts (`TrainConfig.guide_experts`): group i is its
+        sampled rollouts, then one `orchestra_jax.rollout.guided_rollouts` episode per guide expert on the
+        same task under the same preference and env seed. The guided episodes' sampler_logp are the
+        current policy's log-probs at the sampling temperature (they enter the loss as its samples).
+        Returns `sampled` itself when no guide is configured."""
+        cfg = self.cfg
+        k = len(cfg.guide_experts)
+        if not k:
+            return sampled
+        gs = cfg.rollouts_per_task - k
+        n = len(options)
+        opts = [dict(o, task_id=sampled[i * gs].task_id) for i, o in enumerate(options)]
+        guided = guided_rollouts(self.envs[n * gs:n * cfg.rollouts_per_task], self.tok,
+                                 [guide(cfg, e) for e in cfg.guide_experts], opts, seed=seed,
+                                 max_turns=cfg.max_turns, max_seq_len=cfg.max_seq_len, executor=self.pool)
+        self._policy_logp(guided, params)
+        return [t for i in range(n) for t in sampled[i * gs:(i + 1) * gs] + guided[i * k:(i + 1) * k]]
+
+    def _policy_logp(self, trajs: list[Trajectory], params: Any) -> None:
+        """Fill each trajectory's sampler_logp with the log-probs of `params` at the sampling temperature
+        on its loss tokens (0 elsewhere), micro-batched as the update (rows padded to a multiple)."""
+        cfg = self.cfg
+        unit = self.row_multiple()
+        rows = -(-len(trajs) // unit) * unit
+        batch = to_batch(trajs, multiple=cfg.pad_multiple)
+        data = {k: np.zeros((rows,) + batch[k].shape[1:], batch[k].dtype) for k in ("tokens", "attention_mask", "loss_mask")}
+        for k in data:
+            data[k][:len(trajs)] = batch[k]
+        lp = gather_params(self.behaviour_logp_fn(params, self.place_batch(split_micro(data, cfg.micro_batches))))[0]
+        lp = lp.reshape(rows, -1)
+        for t, row in zip(trajs, lp):
+            t.sampler_logp = [float(x) if m > 0 else 0.0 for x, m in zip(row[:len(t)], t.loss_mask)]
 
     def _grpo_update_fns(self, lr_scale: float) -> dict[str, Any]:
         """The jitted GRPO step (AdamW at learning_rate x lr_scale) and, when pi_old is the trainer's and

@@ -114,6 +114,15 @@ class TrainConfig:
     # ------------------------------------------------------------------ loss (orchestra_jax.grpo)
     loss: LossConfig = dataclasses.field(default_factory=LossConfig)  # clip, dual clip, KL, aggregation
     old_logp_source: str = "trainer"  # pi_old: "trainer" (recomputed, verl) or "sampler" (rollout log-probs)
+    # guided rollouts (off-policy guidance in the group, as LUFFY, Yan et al. 2025, arXiv 2504.14945): each
+    # group of rollouts_per_task holds one episode of the warm start's demonstrator pinned to each expert
+    # named here and rollouts_per_task - len(guide_experts) sampled ones. The guided episodes are rewarded
+    # and normalised with the group (they carry no knowledge of which expert is right) and enter the loss
+    # only when their advantage is positive (`grpo.filter_and_advantages` off_policy), with the policy's own
+    # log-probs as behaviour log-probs (the first pass's ratio is 1). They keep every expert in every group,
+    # so a kind that only one expert solves keeps yielding a mixed group after the policy has stopped
+    # sampling that expert. [] = the paper's purely on-policy groups.
+    guide_experts: list = dataclasses.field(default_factory=list)
     # ------------------------------------------------------------------ GRPO update and training guard (issue 13)
     ppo_epochs: int = 1  # passes over each batch of rollouts, pi_old fixed for all [REL ppo_epochs=1]
     ppo_mini_batches: int = 1  # optimizer updates per pass; rows split by a seeded permutation [REL ppo_mini_batch_size]
@@ -158,6 +167,7 @@ class TrainConfig:
     sft_state_kind: bool = False
     sft_state_difficulty: bool = False
     sft_state_preference: bool = False
+    sft_state_choice: bool = False  # the <think> ends by naming the expert it then calls ("Expert: expert-2.")
     sft_expert_weights: dict = dataclasses.field(default_factory=dict)  # the demonstrator's draw; {} = uniform
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
@@ -216,6 +226,12 @@ class TrainConfig:
              f"ppo_mini_batches x micro_batches = {self.ppo_mini_batches} x {self.micro_batches} must divide "
              f"tasks_per_step x rollouts_per_task = {rows}")
         self.guard_config()  # validates the guard_* keys (ConfigError naming the key)
+        need(all(isinstance(e, str) and e for e in self.guide_experts)
+             and len(set(self.guide_experts)) == len(self.guide_experts), "guide_experts",
+             "must be distinct expert names (e.g. ['expert-1', 'expert-2', 'expert-3'])")
+        need(len(self.guide_experts) <= self.rollouts_per_task - 1, "guide_experts",
+             f"leaves no sampled rollout in a group of rollouts_per_task={self.rollouts_per_task}; "
+             "name fewer experts or raise rollouts_per_task")
         need(self.sft_steps == 0 or self.sft_batch_size % self.micro_batches == 0, "micro_batches",
              f"must divide sft_batch_size={self.sft_batch_size}")
         need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")

@@ -121,6 +121,8 @@ class FunctionCallingEnv(OrchestraEnv):
             orchestrator then decides per turn whom to delegate to, not per action.
     """
 
+    turn_limit_graded = True  # tau2-bench: a simulation that reaches max_steps is scored (reward 0)
+
     def __init__(
         self,
         experts: "list[Any] | None" = None,

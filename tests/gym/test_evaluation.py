@@ -517,3 +517,33 @@ def test_report_tables_tau2_weighting_preference_and_plane(tmp_path):
     assert f"| ToolOrchestra-ToolScale-v0 | dear | {pref:.4f} (4 episodes) |" in text
     assert "Accuracy-cost plane: ToolOrchestra-Tau2" not in text  # one run per tau2 env: no plane
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_by_label_groups_success_and_tool_mix_per_task_label():
+    from orchestra_gym.evaluation import by_label
+
+    infos = [
+        {**_info(True, 0.02, 30.0, {"expert-1": 1.0}), "task_difficulty": "medium"},
+        {**_info(False, 0.01, 10.0, {"expert-3": 1.0}), "task_difficulty": "medium"},
+        {**_info(True, 0.001, 5.0, {"expert-3": 1.0}), "task_difficulty": "easy"},
+        _info(False, 0.0, 1.0, {}),  # cut before the end: no label
+    ]
+    out = by_label(infos)
+    assert list(out) == ["easy", "medium", "unknown"]
+    assert out["medium"] == {"episodes": 2, "success_rate": 0.5, "tool_mix": {"expert-1": 0.5, "expert-3": 0.5}}
+    assert out["easy"]["success_rate"] == 1.0 and out["unknown"]["episodes"] == 1
+    assert by_label([], "task_category") == {}
+
+
+def test_final_info_carries_the_tasks_labels_but_the_observation_does_not():
+    env = gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=3)
+    obs, info = env.reset(seed=4)
+    task = env.unwrapped.task
+    assert "task_category" not in info
+    done, agent = False, make_agent("expert-1")
+    agent.reset(env, obs, info)
+    while not done:
+        obs, _, term, trunc, info = env.step(agent.act(obs, info))
+        done = term or trunc
+    assert (info["task_category"], info["task_difficulty"]) == (task.category, task.difficulty)
+    assert task.category not in obs.split("### user", 1)[0]  # the system prompt never names the label

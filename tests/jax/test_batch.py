@@ -12,12 +12,15 @@ from orchestra_jax.train_config import TrainConfig
 NAMES = ["calls/expert-1", "calls/expert-2", "outcome", "-cost_usd", "-latency_s"]
 
 
-def _traj(n_tokens: int, calls: tuple[float, float], solved: bool, cost: float, terminated: bool = True) -> Trajectory:
+def _traj(n_tokens: int, calls: tuple[float, float], solved: bool, cost: float, terminated: bool = True,
+          answered: "bool | None" = None) -> Trajectory:
     vec = [*calls, float(solved), -cost, -1.0]
+    info = {"reward_vector": vec, "reward_vector_names": NAMES, "solved": solved, "outcome": float(solved)}
+    if answered is not None:
+        info["answered"] = answered
     return Trajectory(tokens=list(range(1, n_tokens + 1)), loss_mask=[0.0, 0.0] + [1.0] * (n_tokens - 2),
                       sampler_logp=[0.0, 0.0] + [-0.5] * (n_tokens - 2), terminated=terminated,
-                      info={"reward_vector": vec, "reward_vector_names": NAMES, "solved": solved,
-                            "outcome": float(solved)})
+                      truncated=not terminated, info=info)
 
 
 def test_preference_vector_follows_the_reward_vector_names():
@@ -63,3 +66,19 @@ def test_group_rewards_take_one_preference_per_group():
     np.testing.assert_allclose(both[1], batch_mod.group_rewards(group, 3, outcome_only)[0])
     # the cheaper solved rollout wins under cost first (1 + 2 * 1 vs 1 + 0); a tie under outcome only
     np.testing.assert_allclose(both, [[3.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+
+
+def test_a_graded_turn_limit_failure_stays_in_the_loss_a_malformed_end_does_not():
+    cfg = TrainConfig.preset("tiny-toolscale", rollouts_per_task=4, pad_multiple=16)
+    group = [_traj(5, (1, 0), True, 0.05),
+             _traj(5, (0, 1), False, 0.01, terminated=False, answered=True),   # ran out of turns: graded 0
+             _traj(5, (0, 1), False, 0.01, terminated=False, answered=False),  # too many malformed turns
+             _traj(5, (0, 1), True, 0.01)]
+    cut = _traj(5, (0, 1), False, 0.0, answered=True)
+    cut.cut = True
+    assert [t.answered for t in group] == [True, True, False, True] and not cut.answered
+    pref = batch_mod.preference_vector(cfg.preference, NAMES)
+    batch, stats = batch_mod.grpo_batch(group, cfg, pref)
+    assert (stats["rollouts_no_answer"], stats["rollouts_kept"]) == (1, 3)
+    assert batch["loss_mask"][1].sum() == 3 and batch["loss_mask"][2].sum() == 0
+    assert batch["advantages"][1] < 0 < batch["advantages"][3]  # the failure is pushed down, the cheap success up

@@ -373,3 +373,19 @@ def test_filters_and_counts():
     np.testing.assert_array_equal(res.advantages[0], 0.0)
     assert res.advantages[1, 1] == 0.0 and not res.keep[1, 1]
     np.testing.assert_allclose(res.advantages[2], grpo.group_advantages(rewards[2]), rtol=1e-6)
+
+
+def test_off_policy_rollouts_enter_the_loss_only_above_their_group():
+    rewards = np.array([[0.0, 0.0, 1.0, 0.0], [0.5, 0.45, 0.0, 0.5], [0.0, 0.0, 0.0, 0.0]])
+    off = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]], bool)  # the last two of each group are guided
+    res = grpo.filter_and_advantages(rewards, None, min_std=0.1, off_policy=off)
+    full = grpo.group_advantages(rewards)
+    # the statistics use every rollout: the kept advantages are the plain group advantages
+    np.testing.assert_allclose(res.advantages[0, :3], full[0, :3], rtol=1e-6)
+    assert res.keep[0].tolist() == [True, True, True, False]  # guided failure (A < 0): out
+    assert res.keep[1].tolist() == [True, True, False, True]  # guided dearest success (A < 0): out
+    assert res.advantages[1, 3] == pytest.approx(full[1, 3]) and res.advantages[1, 2] == 0.0
+    assert not res.keep[2].any()  # all equal: dropped by the std filter as before
+    assert (res.counts["off_policy_total"], res.counts["off_policy_kept"], res.counts["rollouts_kept"]) == (6, 2, 6)
+    with pytest.raises(ValueError, match="off_policy shape"):
+        grpo.filter_and_advantages(rewards, None, off_policy=off[:2])

@@ -265,3 +265,32 @@ def test_episode_feeds_turns_and_replies_and_cuts_with_a_reason(tok):
     ep3.feed_turn(call, [0.0] * len(call), "eos", tok, drop_invalid=True, keep_text=False)
     assert ep3.feed_reply({"reward_vector": [1.0]}, True, False, tok, max_new_tokens=8, max_seq_len=2048) == []
     assert ep3.terminated and not ep3.active and ep3.cut_reason is None
+
+
+def test_guided_rollouts_replay_each_groups_task_and_env_draws(tok):
+    from concurrent.futures import ThreadPoolExecutor
+
+    probe = make_env(max_turns=3)
+    opts = [dict(ONLY_EXPERT, task_id=probe.reset(seed=s, options=ONLY_EXPERT)[1]["task_id"]) for s in (11, 12)]
+    agents = [ExpertAgent("expert-1"), ExpertAgent("expert-3")]
+    envs = [make_env(max_turns=3) for _ in range(4)]
+    with ThreadPoolExecutor(2) as pool:
+        guided = rollout.guided_rollouts(envs, tok, agents, opts, seed=5, max_turns=3, max_seq_len=4096, executor=pool)
+    serial = rollout.guided_rollouts(envs, tok, agents, opts, seed=5, max_turns=3, max_seq_len=4096)
+    assert len(guided) == 4
+    for r, (t, u) in enumerate(zip(guided, serial)):
+        i, j = divmod(r, 2)
+        # the same episode as the group's sampled rollouts would see: reset seed 5 * 1000 + i, the group's options
+        ref = rollout.scripted_trajectory(make_env(max_turns=3), tok, ExpertAgent(agents[j].expert), seed=5000 + i,
+                                          options=opts[i], max_turns=3)
+        assert (t.group, t.task_id) == (i, opts[i]["task_id"]) and t.tokens == ref.tokens == u.tokens
+        np.testing.assert_array_equal(t.info["reward_vector"], ref.info["reward_vector"])
+        assert t.info["tool_calls"].get(agents[j].expert) == float(t.turns)
+        assert sum(t.loss_mask) == sum(len(tok.encode(x)) + 1 for x in t.texts) and not t.cut
+        assert set(t.sampler_logp) == {0.0}  # the trainer fills in the policy's log-probs
+    short = rollout.guided_rollouts(envs[:2], tok, agents, opts[:1], seed=5, max_turns=3, max_seq_len=50)
+    assert all(t.cut and t.cut_reason == "max_seq_len" and sum(t.loss_mask) == 0 for t in short)
+    with pytest.raises(ValueError, match="need 2 x 2 = 4 envs, got 3"):
+        rollout.guided_rollouts(envs[:3], tok, agents, opts, seed=5, max_turns=3, max_seq_len=4096)
+    with pytest.raises(ValueError, match="group 0: guided rollouts need the group's task_id"):
+        rollout.guided_rollouts(envs[:2], tok, agents, [ONLY_EXPERT], seed=5, max_turns=3, max_seq_len=4096)

@@ -172,3 +172,18 @@ def test_json_safe():
                    "final_cost_per_solved_usd_note": "no task was solved, so the cost per solved task is undefined",
                    "x": None, "x_note": "the value was nan (not a JSON number)", "n": 3, "ok": [1.5, None]}
     json.dumps(out, allow_nan=False)
+
+
+def test_guided_rollouts_join_each_group_as_off_policy_rows(tmp_path):
+    cfg = _cfg(tmp_path, max_steps=2, guard_enabled=False, rollouts_per_task=3, guide_experts=["expert-1"],
+               max_new_tokens=40)
+    train.run_training(cfg)
+    recs = _records(tmp_path / "run", "grpo")
+    assert [r["step"] for r in recs] == [1, 2]
+    for r in recs:
+        # one guided episode per group (2 tasks), counted in the batch; the policy's own metrics count only
+        # its 2 x 2 sampled episodes
+        assert r["rollouts_total"] == 6 and r["off_policy_total"] == 2 and r["episodes"] == 4
+        assert 0 <= r["off_policy_kept"] <= 2
+        if r["updates"]:  # the guided rows' behaviour log-probs are the policy's own: the first pass's ratio is 1
+            assert abs(r["ratio_max"] - 1.0) < 1e-4 and abs(r["ratio_min"] - 1.0) < 1e-4

@@ -170,3 +170,17 @@ def test_the_demonstrator_follows_the_config():
     assert agent.expert_weights == {"expert-1": 1.0}
     plain = demonstrator(TrainConfig.preset("tiny-toolscale"), 3)
     assert (plain.state_difficulty, plain.state_preference, plain.expert_weights) == (False, False, {})
+
+
+def test_guide_experts_are_validated_and_build_pinned_demonstrators():
+    from orchestra_jax.policy import guide
+
+    cfg = TrainConfig.preset("tiny-toolscale", guide_experts=["expert-1", "expert-3"], sft_state_difficulty=True)
+    agent = guide(cfg, "expert-3")
+    assert (agent.per_episode, agent.state_kind, agent.state_difficulty) == (True, cfg.sft_state_kind, True)
+    assert agent.expert_weights == {"expert-3": 1.0}
+    assert TrainConfig().guide_experts == []  # the paper's purely on-policy groups by default
+    with pytest.raises(ConfigError, match="guide_experts=.*must be distinct expert names"):
+        TrainConfig.preset("tiny-toolscale", guide_experts=["expert-1", "expert-1"])
+    with pytest.raises(ConfigError, match="leaves no sampled rollout in a group of rollouts_per_task=2"):
+        TrainConfig.preset("tiny-toolscale", guide_experts=["expert-1", "expert-2"], rollouts_per_task=2)

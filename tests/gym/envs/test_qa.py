@@ -188,6 +188,7 @@ def test_turn_limit_truncates(hle_file):
     env.reset(seed=0)
     out = play(env, [call("search", model="search-3")] * 5)
     assert out[3] and not out[2] and out[4]["end_reason"] == "turn_limit" and out[4]["outcome"] == 0.0
+    assert out[4]["answered"] is False  # no answer was given: the paper's invalid-output filter drops it
     assert env.max_turns == 3 and QAEnv("hle", data_path=hle_file).max_turns == 50
 
 

@@ -151,6 +151,7 @@ def test_expert_scope_turn_counts_actions_toward_max_turns():
             break
     _, reward, term, trunc, info = env.step(_call("expert-1"))
     assert trunc and not term and info["end_reason"] == "turn_limit" and reward == 0.0
+    assert info["answered"] is True  # a graded failure of valid actions (tau2-bench's max_steps: reward 0)
     assert len([c for c in env.unwrapped.trajectory if c.name != "call_expert"]) == 3 and info["turn"] == 3
     one = gym.make(ENV_ID, max_turns=3)  # the default scope: one action per call, the same budget
     one.reset(seed=seed)
@@ -161,3 +162,17 @@ def test_expert_scope_turn_counts_actions_toward_max_turns():
     assert info["episode_cost_usd"] == pytest.approx(info["cost_usd"]) and info["cost_usd"] > 0
     with pytest.raises(ValueError, match="expert_scope must be one of"):
         gym.make(ENV_ID, expert_scope="episode")
+
+
+def test_answered_marks_graded_ends_not_malformed_ones():
+    env = gym.make(ENV_ID, max_errors=2, max_turns=6)
+    env.reset(seed=3)
+    for _ in range(2):
+        _, _, term, trunc, info = env.step("<tool_call>{not json</tool_call>")
+    assert trunc and not term and info["end_reason"] == "too_many_errors" and info["answered"] is False
+    env.reset(seed=3)
+    done = False
+    while not done:
+        _, _, term, trunc, info = env.step(env.unwrapped.oracle_action())
+        done = term or trunc
+    assert term and info["solved"] and info["answered"] is True
