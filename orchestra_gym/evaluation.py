@@ -28,7 +28,9 @@ infra failures left out:
 * `rollout_summary`: the trainer's per-step summary (success, cost per solved task, valid-format
   rate, tool mix...).
 * `preference_score`: the App. L preference metric of a run against a baseline run
-  (`orchestra_gym.rewards.preference_metric`).
+  (`orchestra_gym.rewards.preference_metric`); `group_preference_score`: the same comparison in the
+  group form of the training reward, with reference runs as the group
+  (`orchestra_gym.rewards.reference_group_scores`).
 
 `format_table`, `format_qa_table`, `format_mix` and `report` render them as text.
 """
@@ -58,7 +60,7 @@ from tqdm import tqdm
 from orchestra_gym.agents import Agent, ExpertAgent, RouterAgent, agent_factory, check_agent_name
 from orchestra_gym.envs.qa import QA_MODELS, QAEnv
 from orchestra_gym.errors import InfraError
-from orchestra_gym.rewards import RewardLayout, is_solved, preference_metric
+from orchestra_gym.rewards import RewardLayout, is_solved, preference_metric, reference_group_scores
 from orchestra_gym.tasks.tau2 import tau2_score
 
 __all__ = [
@@ -86,6 +88,7 @@ __all__ = [
     "qa_metrics",
     "rollout_summary",
     "preference_score",
+    "group_preference_score",
     "wald_interval",
     "mean_tool_calls",
     "by_label",
@@ -1016,6 +1019,50 @@ def preference_score(
         baselines.append(np.asarray(b.info["reward_vector"], dtype=np.float64))
         weights.append(layout.preference_weights(r.info.get("preference") if preference is None else preference))
     return preference_metric(np.stack(vectors), np.stack(baselines), np.stack(weights))
+
+
+def group_preference_score(
+    results: Sequence[EpisodeResult],
+    references: "Sequence[Sequence[EpisodeResult]]",
+    preference: "Mapping[str, Any] | None" = None,
+) -> float:
+    """The summed preference reward of a run in the group form (`orchestra_gym.rewards.reference_group_scores`):
+    each episode's reward (ToolOrchestra Sec. 3.2) in the group made of it and the reference runs'
+    episodes of the same (task id, trial), e.g. always expert-1, expert-2 and expert-3. Higher is better;
+    a reference run scored against the references gets its own reward in their group.
+
+    `preference`: a dict for all episodes, or None for each episode's own ``info["preference"]``.
+
+    Raises:
+        ValueError: no episodes or no reference runs, a reference without the episode's pair, or
+            different reward layouts.
+    """
+    if not results or not references:
+        raise ValueError("group_preference_score needs at least one episode and one reference run")
+    layout = RewardLayout.from_names(results[0].info["reward_vector_names"])
+    index = []
+    for j, ref in enumerate(references):
+        table: dict[tuple[Any, int], EpisodeResult] = {}
+        for b in ref:
+            if list(b.info["reward_vector_names"]) != layout.names:
+                raise ValueError(f"reference run {j}: reward vector names {b.info['reward_vector_names']} differ "
+                                 f"from {layout.names}; compare runs with the same tools")
+            table[(b.task_id, b.trial)] = b
+        index.append(table)
+    vectors, solved, rvec, rsolved, weights = [], [], [], [], []
+    for r in results:
+        pairs = [t.get((r.task_id, r.trial)) for t in index]
+        if any(b is None for b in pairs):
+            raise ValueError(f"a reference run has no episode of task {r.task_id!r}, trial {r.trial}; run it on "
+                             "the same tasks")
+        vectors.append(np.asarray(r.info["reward_vector"], np.float64))
+        solved.append(bool(r.solved))
+        rvec.append([np.asarray(b.info["reward_vector"], np.float64) for b in pairs])
+        rsolved.append([bool(b.solved) for b in pairs])
+        weights.append(layout.preference_weights(r.info.get("preference") if preference is None else preference))
+    scores = reference_group_scores(np.stack(vectors), np.array(solved, bool), np.stack(rvec).transpose(1, 0, 2),
+                                    np.array(rsolved, bool).T, np.stack(weights))
+    return float(math.fsum(scores.tolist()))
 
 
 # ------------------------------------------------------------------------------------ text

@@ -43,6 +43,7 @@ __all__ = [
     "group_preference_rewards",
     "preference_scores",
     "preference_metric",
+    "reference_group_scores",
 ]
 
 
@@ -326,6 +327,60 @@ def preference_metric(vectors: np.ndarray, baseline_vectors: np.ndarray, prefere
     if not math.isfinite(total):
         raise ValueError("the summed preference metric overflows float64")
     return total
+
+
+def reference_group_scores(vectors: np.ndarray, solved: np.ndarray, reference_vectors: np.ndarray,
+                           reference_solved: np.ndarray, preference: np.ndarray) -> np.ndarray:
+    """Per-example preference scores in the group form of the paper's reward (ToolOrchestra Sec. 3.2,
+    used for App. L's test-time comparison; our construction, see below).
+
+    Example i's group is the evaluated run's episode and the R reference runs' episodes on the same
+    example (e.g. always expert-1, expert-2, expert-3); its score is the evaluated episode's
+    `group_preference_rewards` in that group: each component min-max normalised over the R + 1
+    episodes, weighted by the preference, and 0 when the evaluated episode did not solve the example::
+
+        score[i] = group_preference_rewards([B[0, i], ..., B[R-1, i], M[i]], [...], P[i])[R]
+
+    This is the reward the trainer maximises, with the fixed reference runs standing in for the group
+    of rollouts, so a preference means the same thing in training and in evaluation: under it, a
+    policy's score beats every fixed reference run's only by choosing, per example, what the
+    preference pays for. (`preference_scores`, which divides by one baseline's vector and does not
+    zero unsolved examples, scores a different utility: an unbounded linear penalty on cost and
+    latency against the training reward's bounded, success-gated bonus.)
+
+    Args:
+        vectors: float [N, K], the evaluated run's reward vectors. solved: bool [N].
+        reference_vectors: float [R, N, K], R >= 1 reference runs on the same N examples, same layout.
+        reference_solved: bool [R, N].
+        preference: float [K] (one P for all examples) or [N, K].
+
+    Returns:
+        float64 [N] (never NaN).
+
+    Raises:
+        ValueError: shape or dtype mismatches (the argument is named), non-finite values.
+    """
+    v = _as_float_matrix(vectors, "vectors")
+    n, k = v.shape
+    ref = np.asarray(reference_vectors)
+    if ref.ndim != 3 or ref.shape[1:] != (n, k) or ref.shape[0] < 1:
+        raise ValueError(f"reference_vectors must have shape [R, N, K] = [R >= 1, {n}, {k}], got {ref.shape}")
+    ref = np.stack([_as_float_matrix(r, "reference_vectors") for r in ref])
+    s = np.asarray(solved)
+    rs = np.asarray(reference_solved)
+    if s.dtype != np.bool_ or s.shape != (n,):
+        raise ValueError(f"solved must be a bool array of shape [N] = ({n},), got {s.dtype} {s.shape}")
+    if rs.dtype != np.bool_ or rs.shape != ref.shape[:2]:
+        raise ValueError(f"reference_solved must be a bool array of shape [R, N] = {ref.shape[:2]}, got {rs.dtype} {rs.shape}")
+    p = np.asarray(preference)
+    p = _as_float_vector(p, "preference", k)[None, :].repeat(n, 0) if p.ndim == 1 else _as_float_matrix(p, "preference")
+    if p.shape != (n, k):
+        raise ValueError(f"preference must have shape [K] = ({k},) or [N, K] = ({n}, {k}), got {p.shape}")
+    out = np.empty(n, np.float64)
+    for i in range(n):
+        group = np.concatenate([ref[:, i], v[i][None]], axis=0)
+        out[i] = group_preference_rewards(group, np.append(rs[:, i], s[i]), p[i])[-1]
+    return out
 
 
 # --------------------------------------------------------------------------------------------

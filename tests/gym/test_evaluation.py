@@ -35,6 +35,7 @@ from orchestra_gym.evaluation import (
     format_qa_table,
     mean_tool_calls,
     preference_score,
+    group_preference_score,
     qa_metrics,
     rollout_summary,
     run_episodes,
@@ -547,3 +548,25 @@ def test_final_info_carries_the_tasks_labels_but_the_observation_does_not():
         done = term or trunc
     assert (info["task_category"], info["task_difficulty"]) == (task.category, task.difficulty)
     assert task.category not in obs.split("### user", 1)[0]  # the system prompt never names the label
+
+
+def test_group_preference_score_pairs_by_task_and_a_reference_scores_its_own_group_reward():
+    from orchestra_gym.rewards import reference_group_scores
+
+    runs = {e: run_episodes(lambda: gym.make(TOOLSCALE), lambda s, e=e: make_agent(e, seed=s), 5, seed=11)
+            for e in ("expert-1", "expert-2", "expert-3")}
+    refs = list(runs.values())
+    pref = {"outcome": 1.0, "cost": 0.5}
+    p = np.array([0.0, 0.0, 0.0, 1.0, 0.5, 0.0])
+    stack = lambda rs: np.stack([r.info["reward_vector"] for r in rs])
+    want = reference_group_scores(stack(refs[2]), np.array([r.solved for r in refs[2]]), np.stack([stack(r) for r in refs]),
+                                  np.array([[r.solved for r in rr] for rr in refs]), p).sum()
+    got = group_preference_score(refs[2], refs, pref)
+    assert got == pytest.approx(want)
+    assert group_preference_score(refs[2][::-1], refs, pref) == pytest.approx(got)  # paired by task, not position
+    # expert-3 is the cheapest of the three on every task: its score is 0.5 per solved task (plus 1 where the outcome
+    # column is mixed), expert-1's never includes the cost bonus
+    solved3 = sum(r.solved for r in refs[2])
+    assert got >= 0.5 * solved3 - 1e-9
+    with pytest.raises(ValueError, match="a reference run has no episode of task"):
+        group_preference_score(refs[2], [refs[0][:2]], pref)

@@ -20,6 +20,7 @@ from orchestra_gym.rewards import (
     is_solved,
     preference_metric,
     preference_scores,
+    reference_group_scores,
     reward_vector,
     reward_vector_names,
 )
@@ -368,3 +369,26 @@ def test_env_reward_vector_is_its_layouts_vector(tmp_path):
                 seen.add((env_id, bool(info["solved"])))
         env.close()
     assert ("ToolOrchestra-ToolScale-v0", True) in seen and ("ToolOrchestra-HLE-v0", True) in seen
+
+
+def test_reference_group_scores_are_the_training_reward_in_the_references_group():
+    # 2 examples, 3 reference runs (dear/accurate, mid, cheap), K = 3: [outcome, -cost, -latency]
+    refs = np.array([[[1.0, -4.0, -90.0], [1.0, -5.0, -100.0]],
+                     [[1.0, -0.4, -25.0], [0.0, -0.5, -30.0]],
+                     [[1.0, -0.2, -60.0], [0.0, -0.3, -80.0]]])
+    ref_solved = refs[:, :, 0] > 0.5
+    run = np.array([[1.0, -0.2, -60.0], [1.0, -5.0, -100.0]])  # cheap on example 0, dear on example 1
+    p = np.array([1.0, 0.5, 0.0])
+    got = reference_group_scores(run, np.array([True, True]), refs, ref_solved, p)
+    # example 0: every episode solved, so the outcome column is constant (0); the run is the cheapest: 0.5 * 1
+    # example 1: outcome mixed (run 1), the run is the dearest (cost 0): 1 * 1 + 0.5 * 0
+    np.testing.assert_allclose(got, [0.5, 1.0], rtol=1e-12)
+    for i in range(2):  # the same as the training reward of the group [refs..., run]
+        group = np.concatenate([refs[:, i], run[i][None]])
+        want = ref_group_rewards(group.tolist(), list(ref_solved[:, i]) + [True], p.tolist())[-1]
+        assert got[i] == pytest.approx(want, abs=1e-12)
+    assert reference_group_scores(run, np.array([False, True]), refs, ref_solved, p)[0] == 0.0  # unsolved: 0
+    with pytest.raises(ValueError, match="reference_vectors must have shape"):
+        reference_group_scores(run, np.array([True, True]), refs[:, :1], ref_solved, p)
+    with pytest.raises(ValueError, match="solved must be a bool array"):
+        reference_group_scores(run, np.array([1, 1]), refs, ref_solved, p)

@@ -312,5 +312,13 @@ def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
     (entry,) = m["adherence"]  # the run has no held-out preferences: the default only
     want = episode_summary(evaluate_run(out, held_out_tasks(4)))["valid_format_rate"]
     assert entry["preference"] == "default" and entry["valid_format"] == want
+    assert set(entry["fixed"]) == set(bench.FIXED) and entry["beats_default"] and entry["beats_other_preferences"]
+    # App. L against always expert-1: expert-1 itself scores outcome weight x success - cost - latency weights
+    e1 = next(r for r in m["rows"] if r["agent"] == "expert-1")
+    w = dict(entry["vector"])
+    assert entry["app_l_baseline"]["fixed"]["expert-1"] == pytest.approx(
+        w.get("outcome", 1.0) * e1["success"] - w.get("cost", 0.0) - w.get("latency", 0.0))
+    # the group form: a fixed expert is one of the references, so its score is its own group reward, >= 0
+    assert all(v >= 0.0 for v in entry["fixed"].values())
     text = bench.markdown(m)
     assert "| valid format |" in text and f"{want:.1%}" in text
