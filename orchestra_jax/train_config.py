@@ -143,6 +143,9 @@ class TrainConfig:
     adam_b2: float = 0.999  # AdamW beta2
     adam_eps: float = 1e-8  # AdamW epsilon
     warmup_steps: int = 0  # linear learning-rate warm-up steps (0 = constant)
+    # GRPO learning-rate schedule after the warm-up: "constant", or "cosine" (decay to 0 over the run's
+    # optimizer updates, max_steps x ppo_epochs x ppo_mini_batches, so the last steps move the policy least)
+    lr_schedule: str = "constant"
     micro_batches: int = 1  # gradient accumulation micro-batches per step (same gradient, less memory)
     logp_chunk: int = 256  # sequence chunk of the log-prob computation (memory [B, chunk, V])
     pad_multiple: int = 256  # trainer batches are padded to a multiple of this many tokens (0 = power of two)
@@ -206,6 +209,7 @@ class TrainConfig:
         need(self.rollouts_per_task > self.adv_ddof, "adv_ddof", "must be < rollouts_per_task")
         need(self.reward in ("preference", "outcome"), "reward", "use 'preference' or 'outcome'")
         need(self.sft_lr_schedule in ("cosine", "constant"), "sft_lr_schedule", "use 'cosine' or 'constant'")
+        need(self.lr_schedule in ("cosine", "constant"), "lr_schedule", "use 'cosine' or 'constant'")
         need(self.old_logp_source in ("trainer", "sampler"), "old_logp_source", "use 'trainer' or 'sampler'")
         need(self.temperature > 0, "temperature", "must be > 0 for GRPO sampling")
         need(self.eval_temperature >= 0, "eval_temperature", "must be >= 0 (0 = greedy)")
@@ -467,10 +471,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     # train_preferences (Sec. 3.3); the final evaluation also runs the held-out eval_preferences
     # (Table 3). The warm start imitates a demonstrator that names the request's kind in a <think>
     # and then calls ONE uniformly drawn expert for the whole episode: it teaches the tool-call format
-    # and reading the request, never which expert to use (GRPO must find that). GRPO: 8 tasks x 8
+    # and reading the request, never which expert to use (GRPO must find that). GRPO: 16 tasks x 8
     # rollouts, two passes over each batch (the clip works), KL (k2) 0.05 to the warm start, lr 7e-4,
     # the guard; rollouts sample the full distribution at T 1.0 (paper App. D). Evaluation and the
     # exported policy decode as Qwen3 recommends for thinking mode (T 0.6, top-k 20, top-p 0.95).
+    # Guided rollouts (guide_experts): each group of 8 holds one demonstrator episode pinned to each
+    # expert, entering the loss only above its group. Without them the policy stops sampling expert-1
+    # within 20-30 steps on some seeds (easy requests pay the cheapest expert on every step), after
+    # which a medium request's groups all fail and are dropped, and nothing brings expert-1 back (seed 2
+    # collapsed to always expert-3 in every unguided variant; benchmarks/RESULTS.md). The guides keep
+    # a mixed group on every medium request, and their positive-only entry lets the policy learn which
+    # kind each expert is right for without being pushed towards any expert everywhere.
     "tiny-toolscale": {
         "name": "tiny-toolscale",
         "model_preset": "tiny",
@@ -494,14 +505,17 @@ PRESETS: dict[str, dict[str, Any]] = {
             "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
             "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
         },
-        "tasks_per_step": 8,
+        # 16 tasks per step (the paper's batch) for 100 steps: the same rollouts as 8 x 200, with a
+        # gradient from about twice as many medium requests per step (seed 1 at 8 x 150: +4.9 points)
+        "tasks_per_step": 16,
         "rollouts_per_task": 8,
         "micro_batches": 4,
         "max_turns": 6,
         "max_new_tokens": 64,
         "max_seq_len": 2048,
         "tool_workers": 4,
-        "max_steps": 150,
+        "max_steps": 100,
+        "guide_experts": ["expert-1", "expert-2", "expert-3"],
         "learning_rate": 7e-4,
         "kl_coef": 0.05,
         "ppo_epochs": 2,

@@ -97,8 +97,10 @@ def make_optimizer(
 
 
 def optimizer_from_config(cfg: TrainConfig, *, sft: bool = False, lr_scale: float = 1.0) -> optax.GradientTransformation:
-    """`make_optimizer` with a run's settings: the GRPO optimizer, or (sft=True) the warm start's
-    (sft_learning_rate, no warm-up, cosine decay over sft_steps when sft_lr_schedule is "cosine").
+    """`make_optimizer` with a run's settings: the GRPO optimizer (learning_rate, warmup_steps, then
+    constant or, when lr_schedule is "cosine", a cosine decay over max_steps x ppo_epochs x
+    ppo_mini_batches optimizer updates), or (sft=True) the warm start's (sft_learning_rate, no warm-up,
+    cosine decay over sft_steps when sft_lr_schedule is "cosine").
     lr_scale multiplies the learning rate (the training guard's restores); the optimizer state's
     structure does not depend on it, so a saved state restores into either."""
     return make_optimizer(
@@ -109,7 +111,8 @@ def optimizer_from_config(cfg: TrainConfig, *, sft: bool = False, lr_scale: floa
         b2=cfg.adam_b2,
         eps=cfg.adam_eps,
         warmup_steps=0 if sft else cfg.warmup_steps,
-        decay_steps=cfg.sft_steps if sft and cfg.sft_lr_schedule == "cosine" else 0,
+        decay_steps=(cfg.sft_steps if cfg.sft_lr_schedule == "cosine" else 0) if sft
+        else (cfg.max_steps * cfg.ppo_epochs * cfg.ppo_mini_batches if cfg.lr_schedule == "cosine" else 0),
     )
 
 

@@ -30,7 +30,7 @@ from orchestra_jax.train_config import TrainConfig  # noqa: E402
 OVERRIDES = dict(
     model_overrides={"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2,
                      "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
-    tasks_per_step=2, rollouts_per_task=2, micro_batches=2, max_steps=1,
+    tasks_per_step=2, rollouts_per_task=2, micro_batches=2, max_steps=1, guide_experts=[],
     sft_steps=120, sft_batch_size=4, sft_tasks=16,  # enough for whole tool calls at temperature 0
     sft_lr_schedule="constant", preference={"outcome": 1.0, "cost": 1.0, "latency": 0.0},
     eval_tasks=0, max_turns=3, max_new_tokens=40, checkpoint_every=1000, tool_workers=2,

@@ -19,6 +19,7 @@ TINY = dict(
     model_overrides={"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2,
                      "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
     tasks_per_step=2, rollouts_per_task=2, micro_batches=1, sft_steps=0, eval_tasks=0, max_turns=2,
+    guide_experts=[],  # the preset guides 3 of 8 rollouts; these groups hold 2 sampled ones
     max_new_tokens=12, checkpoint_every=1, keep_checkpoints=5, progress_bar=False, async_checkpoint=False,
     guard_max_cut_rate=1.0,  # the random policy is cut; these tests force the valid-format rate instead
     guard_min_valid_format=0.8,  # the thresholds these tests are written against (the preset uses 0.6)

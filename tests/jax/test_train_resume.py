@@ -21,6 +21,7 @@ preset = "tiny-toolscale"
 model_overrides = {vocab_size = 512, hidden_size = 32, intermediate_size = 64, num_layers = 1, num_heads = 2, num_kv_heads = 1, head_dim = 16, tie_word_embeddings = true}
 tasks_per_step = 2
 rollouts_per_task = 2
+guide_experts = []
 max_steps = 4
 sft_steps = 0
 eval_tasks = 0

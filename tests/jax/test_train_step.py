@@ -138,6 +138,25 @@ def test_optimizer_defaults_follow_released_code():
     np.testing.assert_allclose(np.asarray(u["w"]), expect, rtol=1e-4, atol=1e-12)
 
 
+
+def test_grpo_cosine_schedule_decays_over_all_optimizer_updates():
+    # lr_schedule="cosine": lr_k = lr0 * 0.5 * (1 + cos(pi k / K)), K = max_steps x ppo_epochs x ppo_mini_batches
+    cfg = TrainConfig(learning_rate=1e-3, weight_decay=0.0, grad_clip=0.0, max_steps=5, ppo_epochs=2,
+                      lr_schedule="cosine")
+    tx = train_step.optimizer_from_config(cfg)
+    p = {"w": jnp.zeros(1)}
+    state = tx.init(p)
+    steps = []
+    for _ in range(12):
+        u, state = tx.update({"w": jnp.ones(1)}, state, p)
+        steps.append(-float(u["w"][0]))  # Adam's normalised step is 1 for a constant gradient: the update is lr_k
+    k = np.arange(12)
+    expect = 1e-3 * 0.5 * (1 + np.cos(np.pi * np.minimum(k, 10) / 10))
+    np.testing.assert_allclose(steps, expect, rtol=1e-4, atol=1e-9)
+    assert train_step.optimizer_from_config(cfg.replace(lr_schedule="constant")) is not None
+    with pytest.raises(ValueError, match="lr_schedule"):
+        TrainConfig(lr_schedule="linear")
+
 # ---------------------------------------------------------------- checkpoints
 
 
