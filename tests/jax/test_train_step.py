@@ -153,7 +153,6 @@ def test_grpo_cosine_schedule_decays_over_all_optimizer_updates():
     k = np.arange(12)
     expect = 1e-3 * 0.5 * (1 + np.cos(np.pi * np.minimum(k, 10) / 10))
     np.testing.assert_allclose(steps, expect, rtol=1e-4, atol=1e-9)
-    assert train_step.optimizer_from_config(cfg.replace(lr_schedule="constant")) is not None
     with pytest.raises(ValueError, match="lr_schedule"):
         TrainConfig(lr_schedule="linear")
 
