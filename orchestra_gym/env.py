@@ -89,8 +89,8 @@ class OrchestraEnv(gym.Env[str, str]):
         (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
         -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
         checks), solved (bool), end_reason (str), answered (bool: the episode ended on the agent's
-        valid actions with a graded outcome, see `turn_limit_graded`; False after ``max_errors``
-        malformed actions, an orchestrator error, or a turn limit where that is not graded: the
+        valid actions with a graded outcome, see `turn_limit_graded` and `error_limit_graded`; False
+        after ``max_errors`` malformed actions where that is not graded, an orchestrator error, or a turn limit where that is not graded: the
         paper's invalid-output filter, Sec. 3.2, drops rollouts without it), task_category and
         task_difficulty (str: the task's `Task.category` / `Task.difficulty` labels, for metrics per
         kind; never in the observation).
@@ -120,6 +120,12 @@ class OrchestraEnv(gym.Env[str, str]):
     #: called). Function-calling envs: True, as tau2-bench scores a simulation that reached
     #: ``max_steps`` (reward 0): the agent's valid actions led there, so it is an outcome to learn from.
     turn_limit_graded: bool = False
+    #: Whether an episode cut after ``max_errors`` malformed actions is a graded failure when the agent
+    #: had taken at least one valid action before (``info["answered"]`` True, outcome 0). QA envs:
+    #: False. Function-calling envs: True, as tau2-bench's evaluator scores every simulation that did
+    #: not end by the agent or the user (``TOO_MANY_ERRORS`` as ``MAX_STEPS``: reward 0). An episode of
+    #: malformed actions only stays unanswered (the paper's format filter, Sec. 3.2, drops it).
+    error_limit_graded: bool = False
 
     def __init__(
         self,
@@ -213,6 +219,7 @@ class OrchestraEnv(gym.Env[str, str]):
         self.pricing = self._resolve_pricing(options.get("pricing", self.default_pricing))
         self.turn = 0
         self.error_count = 0
+        self.valid_actions = 0  # steps with at least one action that parsed (see error_limit_graded)
         self._end_reason: str | None = None
         self.usage = Usage()
         self.tool_call_counts: dict[str, float] = {}
@@ -271,6 +278,7 @@ class OrchestraEnv(gym.Env[str, str]):
             if self.error_count >= self.max_errors:
                 self._end_reason = "too_many_errors"
         else:
+            self.valid_actions += 1
             if parsed.errors:  # partly valid: run what parsed, tell the policy what did not
                 self.error_count += 1
                 new.append(Message("user", f"[environment] Part of your output was ignored. {parsed.error_text()}"))
@@ -417,7 +425,10 @@ class OrchestraEnv(gym.Env[str, str]):
         else:
             outcome, breakdown = self._grade()
         info.update(self.reward_layout.end_info(info, outcome, copy.deepcopy(breakdown), str(self._end_reason)))
-        info["answered"] = bool(not premature or (self._end_reason == "turn_limit" and self.turn_limit_graded))
+        info["answered"] = bool(
+            not premature
+            or (self._end_reason == "turn_limit" and self.turn_limit_graded)
+            or (self._end_reason == "too_many_errors" and self.error_limit_graded and self.valid_actions > 0))
         # the task's labels, for metrics per kind (the orchestrator is never shown them)
         info["task_category"] = str(self.task.category)
         info["task_difficulty"] = str(self.task.difficulty)

@@ -97,8 +97,8 @@ class Trajectory:
     @property
     def answered(self) -> bool:
         """Whether the episode ended with a graded outcome of the policy's valid actions: the env's
-        ``info["answered"]`` (`orchestra_gym.env.OrchestraEnv`: terminated, or a graded turn limit in
-        function-calling envs); False for an episode the trainer cut. Envs that do not report it:
+        ``info["answered"]`` (`orchestra_gym.env.OrchestraEnv`: terminated, or, in function-calling envs,
+        a graded turn limit or error limit after a valid action, as tau2-bench scores both 0); False for an episode the trainer cut. Envs that do not report it:
         `terminated`."""
         if self.cut:
             return False

@@ -122,6 +122,7 @@ class FunctionCallingEnv(OrchestraEnv):
     """
 
     turn_limit_graded = True  # tau2-bench: a simulation that reaches max_steps is scored (reward 0)
+    error_limit_graded = True  # and one that ends by too many errors (reward 0), after a valid action
 
     def __init__(
         self,

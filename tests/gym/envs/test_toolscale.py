@@ -170,6 +170,18 @@ def test_answered_marks_graded_ends_not_malformed_ones():
     for _ in range(2):
         _, _, term, trunc, info = env.step("<tool_call>{not json</tool_call>")
     assert trunc and not term and info["end_reason"] == "too_many_errors" and info["answered"] is False
+    # a valid action (a call with a wrong expert name: a tool error, not a malformed action), then a
+    # malformed turn: graded 0 as tau2-bench scores TOO_MANY_ERRORS, so the valid turn gets the outcome
+    one = gym.make(ENV_ID, max_errors=1, max_turns=6)
+    one.reset(seed=3)
+    _, _, term, trunc, info = one.step(_call("expert-32"))
+    assert not (term or trunc) and info["parse_errors"] == 0.0 and "expert-32" in info["new_messages"][1]["content"]
+    _, reward, term, trunc, info = one.step("</tool_call>")
+    assert trunc and info["end_reason"] == "too_many_errors" and info["answered"] is True
+    assert reward == 0.0 and info["outcome"] == 0.0 and not info["solved"]
+    one.reset(seed=3)  # the count starts again at reset: a malformed first turn stays unanswered
+    _, _, _, trunc, info = one.step("</tool_call>")
+    assert trunc and info["answered"] is False
     env.reset(seed=3)
     done = False
     while not done:
