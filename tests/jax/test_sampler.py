@@ -62,6 +62,39 @@ def test_multiturn_sampler_logprobs_equal_model_logprobs(setup, temperature):
             assert len(out1.tokens[b]) == 10
 
 
+def test_chunked_prefill_equals_one_feed(setup):
+    """A block wider than prefill_chunk is fed in slices: same cache slots, same next-token logits and
+    the same sampled tokens and log-probs (to float rounding) as one feed, and both agree with the
+    model's own log-probs."""
+    _, model, _ = setup
+    rs = np.random.RandomState(5)
+    prompts = [list(rs.randint(10, 300, n)) for n in (70, 9, 41)]  # block width bucket(70) = 128
+    env = [list(rs.randint(10, 300, n)) for n in (3, 40, 0)]  # width 64 > 16: chunked too
+    runs = []
+    for prefill_chunk in (0, 16):
+        sampler = Sampler(model, eos_ids=EOS, max_cache_len=256, chunk=8, kv_min=32, prefill_chunk=prefill_chunk)
+        state = sampler.prefill(prompts)
+        assert int(state.cache.slot) == 128
+        logits0 = np.asarray(state.next_logits)
+        state, out1 = sampler.generate(state, 5, 0.0)
+        state = sampler.extend(state, env)
+        state, out2 = sampler.generate(state, 5, 1.0, rng=4)
+        runs.append((logits0, out1, out2, state))
+    (l_a, a1, a2, sa), (l_b, b1, b2, sb) = runs
+    assert np.abs(l_a - l_b).max() <= 1e-4
+    assert a1.tokens == b1.tokens and a2.tokens == b2.tokens and sa.tokens == sb.tokens
+    assert int(sa.cache.slot) == int(sb.cache.slot)
+    np.testing.assert_array_equal(np.asarray(sa.cache.valid), np.asarray(sb.cache.valid))
+    for b in range(3):
+        np.testing.assert_allclose(b2.logprobs[b], a2.logprobs[b], atol=1e-5)
+        seq = sb.tokens[b]
+        ref = model_logprobs(model, seq, 1.0)
+        start = len(seq) - len(b2.tokens[b])
+        assert np.abs(np.asarray(b2.logprobs[b]) - ref[start - 1:start - 1 + len(b2.tokens[b])]).max() <= 1e-5
+    with pytest.raises(ValueError, match="prefill_chunk"):
+        Sampler(model, eos_ids=EOS, prefill_chunk=-1)
+
+
 def test_greedy_equals_hf_generate(setup):
     hf, _, sampler = setup
     rs = np.random.RandomState(3)
