@@ -62,6 +62,7 @@ from orchestra_gym.envs.qa import QA_MODELS, QAEnv
 from orchestra_gym.errors import InfraError
 from orchestra_gym.rewards import RewardLayout, is_solved, preference_metric, reference_group_scores
 from orchestra_gym.tasks.tau2 import tau2_score
+from orchestra_gym.types import Preference
 
 __all__ = [
     "EpisodeResult",
@@ -1063,6 +1064,40 @@ def group_preference_score(
     scores = reference_group_scores(np.stack(vectors), np.array(solved, bool), np.stack(rvec).transpose(1, 0, 2),
                                     np.array(rsolved, bool).T, np.stack(weights))
     return float(math.fsum(scores.tolist()))
+
+
+def asked_moves(preference: "Mapping[str, Any] | Preference", default: "Mapping[str, Any] | Preference") -> dict[str, str]:
+    """How a run under `preference` should differ from the same policy under `default`, as the user asks
+    (the adherence check of ToolOrchestra Sec. 6.4 / Table 3, per metric): the weights are read relative
+    to the outcome weight; a larger cost weight asks for a lower cost (``"cost_cents": "down"``), a larger
+    latency weight for a lower latency (``"latency_s": "down"``), and smaller cost and latency weights
+    with neither larger (accuracy bought with cost or time) for a higher success (``"success": "up"``).
+    Tool weights are not read. Returns {} when the two weigh cost and latency alike.
+
+    Raises:
+        ValueError: a preference with outcome weight <= 0 (the relative weights are undefined), or as
+            `Preference.from_dict`.
+    """
+    p, d = Preference.from_dict(preference), Preference.from_dict(default)
+    for name, x in (("preference", p), ("default", d)):
+        if x.outcome <= 0:
+            raise ValueError(f"{name}: the outcome weight must be > 0 to read cost and latency against it, "
+                             f"got {x.outcome:g}")
+    pc, pl, dc, dl = p.cost / p.outcome, p.latency / p.outcome, d.cost / d.outcome, d.latency / d.outcome
+    moves: dict[str, str] = {}
+    if pc > dc:
+        moves["cost_cents"] = "down"
+    if pl > dl:
+        moves["latency_s"] = "down"
+    if not moves and (pc < dc or pl < dl):
+        moves["success"] = "up"
+    return moves
+
+
+def moves_as_asked(row: Mapping[str, float], default_row: Mapping[str, float], moves: Mapping[str, str]) -> bool:
+    """Whether `row` (keys as in `moves`, e.g. success, cost_cents, latency_s) moved from `default_row` the
+    way `asked_moves` says: strictly down / up on every listed metric (True for no moves)."""
+    return all((row[k] < default_row[k]) if way == "down" else (row[k] > default_row[k]) for k, way in moves.items())
 
 
 # ------------------------------------------------------------------------------------ text

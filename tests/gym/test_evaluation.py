@@ -19,6 +19,7 @@ from orchestra_gym.evaluation import (
     EpisodeResult,
     RunConfig,
     aiq,
+    asked_moves,
     cost_accuracy_hull,
     evaluate,
     hull_accuracy,
@@ -34,6 +35,7 @@ from orchestra_gym.evaluation import (
     format_mix,
     format_qa_table,
     mean_tool_calls,
+    moves_as_asked,
     preference_score,
     group_preference_score,
     qa_metrics,
@@ -570,3 +572,20 @@ def test_group_preference_score_pairs_by_task_and_a_reference_scores_its_own_gro
     assert got >= 0.5 * solved3 - 1e-9
     with pytest.raises(ValueError, match="a reference run has no episode of task"):
         group_preference_score(refs[2], [refs[0][:2]], pref)
+
+
+def test_asked_moves_reads_weights_relative_to_the_outcome():
+    default = {"outcome": 1.0, "cost": 0.5, "latency": 0.0}
+    assert asked_moves({"outcome": 1.0, "cost": 1.0}, default) == {"cost_cents": "down"}
+    assert asked_moves({"outcome": 1.0, "cost": 0.02}, default) == {"success": "up"}
+    assert asked_moves({"outcome": 1.0, "cost": 0.0, "latency": 0.5}, default) == {"latency_s": "down"}
+    assert asked_moves({"outcome": 2.0, "cost": 1.0}, default) == {}  # the same weights relative to the outcome
+    assert asked_moves({"outcome": 1.0, "cost": 2.0, "latency": 1.0}, default) == {"cost_cents": "down",
+                                                                                   "latency_s": "down"}
+    with pytest.raises(ValueError, match="outcome weight must be > 0"):
+        asked_moves({"outcome": 0.0, "cost": 1.0}, default)
+    base = {"success": 0.6, "cost_cents": 2.0, "latency_s": 40.0}
+    assert moves_as_asked({"success": 0.6, "cost_cents": 1.5, "latency_s": 50.0}, base, {"cost_cents": "down"})
+    assert not moves_as_asked({"success": 0.6, "cost_cents": 2.0, "latency_s": 30.0}, base, {"cost_cents": "down"})
+    assert moves_as_asked({"success": 0.7, "cost_cents": 3.0, "latency_s": 50.0}, base, {"success": "up"})
+    assert moves_as_asked(base, base, {})

@@ -320,5 +320,6 @@ def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
         w.get("outcome", 1.0) * e1["success"] - w.get("cost", 0.0) - w.get("latency", 0.0))
     # the group form: a fixed expert is one of the references, so its score is its own group reward, >= 0
     assert all(v >= 0.0 for v in entry["fixed"].values())
+    assert entry["asked"] == {} and entry["moves_as_asked"] is True  # the default asks nothing of itself
     text = bench.markdown(m)
     assert "| valid format |" in text and f"{want:.1%}" in text
