@@ -321,5 +321,10 @@ def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
     # the group form: a fixed expert is one of the references, so its score is its own group reward, >= 0
     assert all(v >= 0.0 for v in entry["fixed"].values())
     assert entry["asked"] == {} and entry["moves_as_asked"] is True  # the default asks nothing of itself
+    # the kind oracle picks per kind the best of the fixed experts' episodes: never below always expert-k
+    oracle = entry["kind_oracle"]
+    assert oracle["headroom"] == 0.0 and oracle["score"] == oracle["default_routes_score"]
+    assert all(oracle["score"] >= entry["fixed"][e] - 1e-12 for e in ("expert-1", "expert-2", "expert-3"))
+    assert set(oracle["routes"].values()) <= {"expert-1", "expert-2", "expert-3"}
     text = bench.markdown(m)
-    assert "| valid format |" in text and f"{want:.1%}" in text
+    assert "| valid format |" in text and f"{want:.1%}" in text and "| default | " in text.split("Headroom")[1]
