@@ -77,6 +77,11 @@ def _as_results(trajs: list[Any], tasks: list[Any], names: list[str]) -> list[Ep
     return out
 
 
+def _kind(r: EpisodeResult) -> str:
+    """An episode's request kind, "category/difficulty" (the env's final info; the router's table keys)."""
+    return f"{r.info.get('task_category')}/{r.info.get('task_difficulty')}"
+
+
 def kind_oracle_routes(experts: dict[str, list[EpisodeResult]], references: list[list[EpisodeResult]],
                        preference: dict[str, Any]) -> dict[str, str]:
     """The best expert per request kind (the task's category/difficulty labels) under `preference`, chosen on
@@ -86,7 +91,7 @@ def kind_oracle_routes(experts: dict[str, list[EpisodeResult]], references: list
     kinds: dict[str, list[int]] = {}
     first = next(iter(experts.values()))
     for i, r in enumerate(first):
-        kinds.setdefault(f"{r.info.get('task_category')}/{r.info.get('task_difficulty')}", []).append(i)
+        kinds.setdefault(_kind(r), []).append(i)
     routes = {}
     for kind, idx in kinds.items():
         scores = {e: group_preference_score([res[i] for i in idx], [[ref[i] for i in idx] for ref in references],
@@ -99,8 +104,7 @@ def kind_oracle_routes(experts: dict[str, list[EpisodeResult]], references: list
 def _routed_score(routes: dict[str, str], experts: dict[str, list[EpisodeResult]],
                   references: list[list[EpisodeResult]], preference: dict[str, Any]) -> float:
     first = next(iter(experts.values()))
-    picked = [experts[routes[f"{r.info.get('task_category')}/{r.info.get('task_difficulty')}"]][i]
-              for i, r in enumerate(first)]
+    picked = [experts[routes[_kind(r)]][i] for i, r in enumerate(first)]
     return group_preference_score(picked, references, preference) / len(picked)
 
 

@@ -90,7 +90,7 @@ class OrchestraEnv(gym.Env[str, str]):
         -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
         checks), solved (bool), end_reason (str), answered (bool: the episode ended on the agent's
         valid actions with a graded outcome, see `turn_limit_graded` and `error_limit_graded`; False
-        after ``max_errors`` malformed actions where that is not graded, an orchestrator error, or a turn limit where that is not graded: the
+        after an orchestrator error, or a turn limit or ``max_errors`` end where that is not graded: the
         paper's invalid-output filter, Sec. 3.2, drops rollouts without it), task_category and
         task_difficulty (str: the task's `Task.category` / `Task.difficulty` labels, for metrics per
         kind; never in the observation).
