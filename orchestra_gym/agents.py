@@ -181,7 +181,8 @@ class DelegatingAgent:
             kinds, so what the policy learns about one medium kind carries to the others.
         state_preference: the same first-turn ``<think>`` block also restates the episode's
             preference vector (``Preference: outcome 1, cost 0.5, latency 0.``, read from
-            ``env.unwrapped.preference``), so the expert the policy picks next can follow the
+            ``env.unwrapped.preference``; in words, ``Preference: cost high, latency none.``, when the
+            env states the levels, ``preference_levels``), so the expert the policy picks next can follow the
             user's weights written a few tokens before it rather than in a distant system prompt
             (a small policy attends to near tokens far more easily; paper Sec. 3.2 / 6.4: the
             preference is an input of the orchestrator).
@@ -232,7 +233,8 @@ class DelegatingAgent:
         if self.state_kind and category:
             parts.append(f"Request kind: {category.replace('_', ' ')}" + (f" ({difficulty})." if difficulty else "."))
         if self.state_preference and preference is not None:
-            parts.append(f"Preference: {preference.weights_text()}.")
+            levels = getattr(env.unwrapped, "preference_levels", False)
+            parts.append(f"Preference: {preference.levels_text() if levels else preference.weights_text()}.")
         self.parts = parts
         self.first = True
 

@@ -109,6 +109,10 @@ class OrchestraEnv(gym.Env[str, str]):
             (`Preference.describe`, one line at its end), so that the orchestrator can follow it
             (paper Sec. 3.2 / 6.4: the preference is an input of the orchestrator). Default False
             (the prompt is unchanged).
+        preference_levels: with `preference_in_prompt`, the line also says the cost and latency
+            weights in words (`Preference.describe_levels`: ``(cost high, latency none)``), as the
+            paper's preference instructions state a preference in language (Sec. 3.3); a held-out
+            vector then reads like the training vectors of the same level. Default False.
         pricing: pricing schedule name, `PricingSchedule`, or an int seed for
             `pricing.random_schedule`; `reset` options override.
         render_mode: None or ``"ansi"`` (the transcript).
@@ -136,6 +140,7 @@ class OrchestraEnv(gym.Env[str, str]):
         pricing: "str | int | pricing_mod.PricingSchedule | None" = None,
         render_mode: str | None = None,
         preference_in_prompt: bool = False,
+        preference_levels: bool = False,
     ):
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
@@ -148,6 +153,7 @@ class OrchestraEnv(gym.Env[str, str]):
         self.max_observation_chars = int(max_observation_chars)
         self.default_preference = Preference.from_dict(preference)
         self.preference_in_prompt = bool(preference_in_prompt)
+        self.preference_levels = bool(preference_levels)
         self.default_pricing = pricing
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_length=self.max_observation_chars)
@@ -231,7 +237,8 @@ class OrchestraEnv(gym.Env[str, str]):
         self.task = self._sample_task(options.get("task_id"))
         opening = self._start_episode(self.task, options)
         if self.preference_in_prompt and opening and opening[0].role == "system":
-            opening[0] = Message("system", f"{opening[0].content}\n{self.preference.describe()}")
+            line = self.preference.describe_levels() if self.preference_levels else self.preference.describe()
+            opening[0] = Message("system", f"{opening[0].content}\n{line}")
         if "tools" in options and options["tools"] is not None:
             self._check_tool_subset(options["tools"])
         self.messages = list(opening)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -265,6 +266,35 @@ class Preference:
             User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0
         """
         return "User preference (weights; cost and latency: lower is better): " + self.weights_text()
+
+    def describe_levels(self) -> str:
+        """`describe` followed by the cost and latency weights in words (`levels_text`)::
+
+            User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0 (cost medium, latency none)
+        """
+        return f"{self.describe()} ({self.levels_text()})"
+
+    #: Level words of a cost or latency weight relative to the outcome weight (upper bounds, exclusive;
+    #: 0 is ``"none"``): the user's weights said in words, as the paper's preference instructions state a
+    #: preference in language beside its vector (Sec. 3.3). Held-out vectors with other numbers read as
+    #: the training vector of the same level.
+    LEVELS: ClassVar[tuple[tuple[float, str], ...]] = ((0.25, "low"), (1.5, "medium"), (math.inf, "high"))
+
+    @classmethod
+    def level(cls, weight: float, outcome: float = 1.0) -> str:
+        """The level word of `weight` relative to `outcome` (``"none"``, ``"low"``, ``"medium"``,
+        ``"high"``; see `LEVELS`). A non-positive outcome weight counts as 1. Negative weights (the user
+        wants more cost or latency) read ``"negative"``."""
+        w = float(weight) / (float(outcome) if outcome > 0 else 1.0)
+        if w == 0.0:
+            return "none"
+        if w < 0.0:
+            return "negative"
+        return next(word for bound, word in cls.LEVELS if w < bound)
+
+    def levels_text(self) -> str:
+        """The cost and latency weights in words: ``"cost medium, latency none"`` (`level`)."""
+        return f"cost {self.level(self.cost, self.outcome)}, latency {self.level(self.latency, self.outcome)}"
 
     def weights_text(self) -> str:
         """The weights alone, as `describe` lists them: ``"outcome 1, cost 0.5, latency 0"`` (then

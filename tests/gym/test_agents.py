@@ -75,6 +75,13 @@ def test_delegating_agent_per_turn_per_episode_and_the_stated_kind():
     agent = DelegatingAgent(3, state_preference=True)
     agent.reset(env, None, {})
     assert agent.act(None, {}).startswith("<think>Preference: outcome 1, cost 2, latency 0.</think>\n<tool_call>")
+    # in words when the env states the levels (preference_levels)
+    worded = gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=6, preference_in_prompt=True,
+                      preference_levels=True)
+    worded.reset(seed=11, options={"tools": ["call_expert"], "preference": {"outcome": 1.0, "cost": 2.0}})
+    agent = DelegatingAgent(3, state_preference=True)
+    agent.reset(worded, None, {})
+    assert agent.act(None, {}).startswith("<think>Preference: cost high, latency none.</think>\n<tool_call>")
 
 
 def test_fit_router_on_training_tasks_beats_the_fixed_experts_hull_there():

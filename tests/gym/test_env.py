@@ -256,3 +256,25 @@ def test_preference_in_prompt_states_the_episodes_preference():
     assert ("User preference (weights; cost and latency: lower is better): outcome 1, cost 0, latency 2, "
             "expert-2 0.5") in obs2
     assert obs1.replace("\n" + line, "") == obs0  # nothing else changes
+
+
+def test_preference_levels_say_the_weights_in_words():
+    """The weights relative to the outcome weight in level words; a held-out vector reads like the
+    training vector of the same level (Preference.LEVELS bounds: 0.25, 1.5)."""
+    import orchestra_gym  # noqa: F401
+    from orchestra_gym.types import Preference
+
+    words = [Preference.level(w) for w in (0.0, 0.02, 0.1, 0.2499, 0.25, 0.5, 1.0, 1.4999, 1.5, 3.0, -0.5)]
+    assert words == ["none", "low", "low", "low", "medium", "medium", "medium", "medium", "high", "high", "negative"]
+    assert Preference.level(1.0, outcome=2.0) == "medium" and Preference.level(4.0, outcome=2.0) == "high"
+    assert Preference.level(0.1, outcome=0.0) == "low"  # a non-positive outcome weight counts as 1
+    assert Preference(cost=2.0).levels_text() == "cost high, latency none"
+    assert Preference(cost=0.0, latency=0.5).levels_text() == "cost none, latency medium"
+    env = gymnasium.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", preference_in_prompt=True,
+                         preference_levels=True, preference={"outcome": 1.0, "cost": 0.5})
+    obs, _ = env.reset(seed=3)
+    line = ("User preference (weights; cost and latency: lower is better): outcome 1, cost 0.5, latency 0 "
+            "(cost medium, latency none)")
+    assert env.unwrapped.messages[0].content.endswith("\n" + line) and line in obs
+    obs, _ = env.reset(seed=3, options={"preference": {"outcome": 1.0, "cost": 0.0, "latency": 3.0}})
+    assert obs.count("(cost none, latency high)") == 1
