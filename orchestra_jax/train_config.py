@@ -172,6 +172,9 @@ class TrainConfig:
     sft_state_preference: bool = False
     sft_state_choice: bool = False  # the <think> ends by naming the expert it then calls ("Expert: expert-2.")
     sft_expert_weights: dict = dataclasses.field(default_factory=dict)  # the demonstrator's draw; {} = uniform
+    # the demonstrator's lean toward what the episode's preference asks of the experts' stated prices and
+    # latencies (DelegatingAgent.preference_prior; 0 = the draw ignores the preference)
+    sft_preference_prior: float = 0.0
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
@@ -245,6 +248,7 @@ class TrainConfig:
                  for w in self.sft_expert_weights.values())
              and (not self.sft_expert_weights or sum(self.sft_expert_weights.values()) > 0),
              "sft_expert_weights", "must map expert names to weights >= 0 with a positive sum ({} = uniform)")
+        need(self.sft_preference_prior >= 0, "sft_preference_prior", "must be >= 0 (0 = the draw ignores the preference)")
         train_prefs = [_preference(p, f"train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"eval_preferences.{name}")

@@ -145,9 +145,14 @@ class SimulatedModel:
     def describe(self, schedule: Any = None) -> str:
         """One line for a tool description: price (USD per 1M tokens) and typical latency (s)."""
         p = pricing_mod.get_schedule(schedule).price(self.model_id)
+        return (f"{self.name}: ${p.input_per_m:g}/1M input tokens, ${p.output_per_m:g}/1M output tokens, "
+                f"about {self.typical_latency_s():.0f} s per call")
+
+    def typical_latency_s(self) -> float:
+        """The latency (s) the description states: time to first token plus the mean completion at the
+        decode rate (the prompt's prefill left out)."""
         lo, hi = self.completion_tokens
-        typical = self.ttft_s + (lo + hi) / 2 / self.decode_tok_s
-        return f"{self.name}: ${p.input_per_m:g}/1M input tokens, ${p.output_per_m:g}/1M output tokens, about {typical:.0f} s per call"
+        return self.ttft_s + (lo + hi) / 2 / self.decode_tok_s
 
 
 # Simulated behaviour of each expert id (accuracies assumed, latency profile); which priced model

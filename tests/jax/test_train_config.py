@@ -164,12 +164,15 @@ def test_the_demonstrator_follows_the_config():
     from orchestra_jax.policy import demonstrator
 
     cfg = TrainConfig.preset("tiny-toolscale", sft_state_difficulty=True, sft_state_preference=True,
-                             sft_expert_weights={"expert-1": 1.0})
+                             sft_expert_weights={"expert-1": 1.0}, sft_preference_prior=1.5)
     agent = demonstrator(cfg, 3)
     assert (agent.per_episode, agent.state_kind, agent.state_difficulty, agent.state_preference) == (True, True, True, True)
-    assert agent.expert_weights == {"expert-1": 1.0}
-    plain = demonstrator(TrainConfig.preset("tiny-toolscale"), 3)
-    assert (plain.state_difficulty, plain.state_preference, plain.expert_weights) == (False, False, {})
+    assert agent.expert_weights == {"expert-1": 1.0} and agent.preference_prior == 1.5
+    plain = demonstrator(TrainConfig.preset("tiny-toolscale", sft_state_preference=False, sft_preference_prior=0.0), 3)
+    assert (plain.state_difficulty, plain.state_preference, plain.expert_weights, plain.preference_prior) == (
+        False, False, {}, 0.0)
+    with pytest.raises(ConfigError, match="sft_preference_prior"):
+        TrainConfig.preset("tiny-toolscale", sft_preference_prior=-0.5)
 
 
 def test_guide_experts_are_validated_and_build_pinned_demonstrators():
