@@ -132,6 +132,16 @@ class ExpertAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": self.expert})])
 
 
+def listed_price(env: Any, expert: str, missing: float) -> float:
+    """An expert's price as its tool description lists it: input plus output USD per 1M tokens in the
+    env's pricing schedule (``env.pricing``); `missing` for an expert without a priced ``model_id``."""
+    model_id = getattr(env.experts[expert], "model_id", None)
+    if not model_id:
+        return missing
+    p = env.pricing.price(model_id)
+    return p.input_per_m + p.output_per_m
+
+
 class CascadeAgent:
     """Cheapest-first cascade: start with the cheapest expert, escalate after a failed action."""
 
@@ -142,13 +152,7 @@ class CascadeAgent:
         experts = getattr(unwrapped, "experts", {})
         if not experts:
             raise ValueError("the cascade agent needs an environment with experts (call_expert)")
-        sched = unwrapped.pricing
-
-        def price(e: Any) -> float:
-            p = sched.price(e.model_id) if hasattr(e, "model_id") else None
-            return (p.input_per_m + p.output_per_m) if p else float("inf")
-
-        self.order = sorted(experts, key=lambda n: price(experts[n]))
+        self.order = sorted(experts, key=lambda n: listed_price(unwrapped, n, missing=float("inf")))
         self.level = 0
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
@@ -262,8 +266,7 @@ class DelegatingAgent:
             return (x - x.min()) / span if span > 0 else np.zeros_like(x)
 
         experts = env.experts
-        price = np.array([(lambda q: q.input_per_m + q.output_per_m)(env.pricing.price(experts[n].model_id))
-                          if getattr(experts[n], "model_id", None) else 0.0 for n in self.experts])
+        price = np.array([listed_price(env, n, missing=0.0) for n in self.experts])
         stated = [experts[n].typical_latency_s() if hasattr(experts[n], "typical_latency_s") else None
                   for n in self.experts]
         known = [x for x in stated if x is not None]

@@ -103,8 +103,7 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
 def demonstrator(cfg: Any, seed: int) -> DelegatingAgent:
     """The warm start's demonstrator of one episode, as the config asks (`TrainConfig.sft_expert_choice`,
     `sft_state_kind`, `sft_state_difficulty`, `sft_state_preference`, `sft_expert_weights`,
-    `sft_preference_prior`); `seed` seeds
-    its expert draws."""
+    `sft_preference_prior`); `seed` seeds its expert draws."""
     return DelegatingAgent(seed, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind,
                            state_difficulty=cfg.sft_state_difficulty, state_preference=cfg.sft_state_preference,
                            expert_weights=cfg.sft_expert_weights, state_choice=cfg.sft_state_choice,
