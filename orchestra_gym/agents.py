@@ -282,14 +282,30 @@ class DelegatingAgent:
             return self.experts[int(self.rng.integers(len(self.experts)))]
         return self.experts[int(self.rng.choice(len(self.experts), p=self.p))]
 
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        expert = self.fixed or self._draw()
-        parts = list(self.parts) if self.first else []
-        if self.first and self.state_choice:
+    def choice_distribution(self) -> "dict[str, float]":
+        """The episode's expert draw after `reset`: expert name -> probability (sums to 1; uniform when
+        neither `expert_weights` nor `preference_prior` shapes it). The warm start's soft target
+        (`orchestra_jax` `TrainConfig.sft_soft_choice`) learns this distribution rather than one draw."""
+        p = self.p if self.p is not None else np.full(len(self.experts), 1.0 / len(self.experts))
+        return {e: float(x) for e, x in zip(self.experts, p)}
+
+    def first_action(self, expert: str) -> str:
+        """The text of the episode's first turn had it called `expert` (after `reset`, before `act`): the
+        same ``<think>`` and a ``call_expert`` to `expert`; the texts of two experts differ only in the name."""
+        return self._render(expert, first=True)
+
+    def _render(self, expert: str, first: bool) -> str:
+        parts = list(self.parts) if first else []
+        if first and self.state_choice:
             parts.append(f"Expert: {expert}.")
-        self.first = False
         thought = f"<think>{' '.join(parts)}</think>\n" if parts else ""
         return thought + render_tool_calls([ToolCall("call_expert", {"expert": expert})])
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        expert = self.fixed or self._draw()
+        text = self._render(expert, self.first)
+        self.first = False
+        return text
 
 
 class RouterAgent:

@@ -86,6 +86,36 @@ def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preferenc
     return out
 
 
+def soft_target_batch(batch: dict[str, np.ndarray],
+                      targets: Sequence[tuple[int, Sequence[int], Sequence[float]]]) -> dict[str, np.ndarray]:
+    """Add the warm start's soft targets to a `to_batch` batch (`orchestra_jax.train_step.make_sft_step`).
+
+    targets[i] = (token index t, K candidate ids, K probabilities) of row i (`rollout.choice_target`).
+    Returns a new dict: ``soft_ids`` int32 [B, T, K] and ``soft_weights`` float32 [B, T, K] (0 except at
+    each row's t), and ``loss_mask`` 0 at t (the drawn token's likelihood is replaced by the
+    cross-entropy to the probabilities).
+
+    Raises: ValueError when the rows and targets differ in number, K differs between rows, or t is
+    outside a row's attended tokens.
+    """
+    b, t_len = batch["tokens"].shape
+    if len(targets) != b:
+        raise ValueError(f"{len(targets)} soft targets for {b} rows")
+    k = len(targets[0][1]) if targets else 0
+    ids = np.zeros((b, t_len, k), np.int32)
+    weights = np.zeros((b, t_len, k), np.float32)
+    mask = batch["loss_mask"].copy()
+    for i, (pos, cand, prob) in enumerate(targets):
+        if len(cand) != k or len(prob) != k:
+            raise ValueError(f"soft target {i}: {len(cand)} ids and {len(prob)} probabilities, expected {k}")
+        if not (1 <= pos < t_len and batch["attention_mask"][i, pos] > 0):
+            raise ValueError(f"soft target {i}: token index {pos} is outside the row's tokens")
+        ids[i, pos] = cand
+        weights[i, pos] = prob
+        mask[i, pos] = 0.0
+    return {**batch, "loss_mask": mask, "soft_ids": ids, "soft_weights": weights}
+
+
 def to_batch(trajs: Sequence[Trajectory], advantages: np.ndarray | None = None, *, pad_to: int | None = None,
              multiple: int = 64) -> dict[str, np.ndarray]:
     """Right-padded trainer batch ([B, T] arrays; see `orchestra_jax.train_step`).

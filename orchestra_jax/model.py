@@ -357,36 +357,44 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
     rematerialised in the backward pass, so peak memory is [B, chunk, V] fp32).
 
     Args:
-        input_ids, targets: int32 [B, T] (targets usually input_ids shifted left by one).
+        input_ids: int32 [B, T].
+        targets: int32 [B, T] (usually input_ids shifted left by one), or [B, T, K]: K candidate
+            ids per position, each scored from the same logits (the warm start's soft target,
+            `orchestra_jax.train_step.make_sft_step`).
         attention_mask: [B, T]; positions where it is 0 still get a (meaningless) value; mask
             them in the loss.
         with_entropy: also return each position's entropy of the full next-token distribution,
             H = logsumexp(z) - sum(softmax(z) * z) in nats (z = logits / temperature), from the
             same chunked logits (no second forward).
     Returns:
-        float32 [B, T] log-probs, or (log-probs, entropies), both float32 [B, T].
+        float32 [B, T] log-probs ([B, T, K] for [B, T, K] targets), or (log-probs, entropies), the
+        entropies float32 [B, T].
     """
     h = model.hidden_states(input_ids, attention_mask, positions)
     w = model.head_matrix()
     b, t, d = h.shape
+    extra = targets.shape[2:]  # () or (K,)
     chunk = max(1, min(chunk, t))
     pad = (-t) % chunk
     if pad:
         h = jnp.pad(h, ((0, 0), (0, pad), (0, 0)))
-        targets = jnp.pad(targets, ((0, 0), (0, pad)))
+        targets = jnp.pad(targets, ((0, 0), (0, pad)) + ((0, 0),) * len(extra))
     n = (t + pad) // chunk
     hc = h.reshape(b, n, chunk, d).swapaxes(0, 1)
-    tc = targets.reshape(b, n, chunk).swapaxes(0, 1)
+    tc = targets.reshape((b, n, chunk) + extra).swapaxes(0, 1)
 
     @jax.checkpoint
     def one(hx, tx):
         logits = jnp.einsum("bcd,dv->bcv", hx, w, preferred_element_type=jnp.float32) / temperature
         logz = jax.nn.logsumexp(logits, axis=-1)
-        picked = jnp.take_along_axis(logits, tx[..., None], axis=-1)[..., 0]
+        if extra:
+            lp = jnp.take_along_axis(logits, tx, axis=-1) - logz[..., None]
+        else:
+            lp = jnp.take_along_axis(logits, tx[..., None], axis=-1)[..., 0] - logz
         if not with_entropy:
-            return picked - logz
+            return lp
         probs = jnp.exp(logits - logz[..., None])
-        return picked - logz, logz - jnp.sum(probs * logits, axis=-1)
+        return lp, logz - jnp.sum(probs * logits, axis=-1)
 
     def body(_, xs):
         return None, one(*xs)
@@ -395,5 +403,5 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
         out = jax.tree.map(lambda x: x[None], one(hc[0], tc[0]))
     else:
         _, out = jax.lax.scan(body, None, (hc, tc))
-    unchunk = lambda x: x.swapaxes(0, 1).reshape(b, n * chunk)[:, :t]  # noqa: E731
+    unchunk = lambda x: x.swapaxes(0, 1).reshape((b, n * chunk) + x.shape[3:])[:, :t]  # noqa: E731
     return tuple(unchunk(x) for x in out) if with_entropy else unchunk(out)

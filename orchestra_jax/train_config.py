@@ -175,6 +175,10 @@ class TrainConfig:
     # the demonstrator's lean toward what the episode's preference asks of the experts' stated prices and
     # latencies (DelegatingAgent.preference_prior; 0 = the draw ignores the preference)
     sft_preference_prior: float = 0.0
+    # the warm start learns the demonstrator's expert draw as a distribution: at the first call's expert
+    # name the target is the draw's probabilities (a soft target), not the one expert drawn; needs
+    # sft_expert_choice "per_episode" (Run.sft, train_step.make_sft_step)
+    sft_soft_choice: bool = False
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
@@ -249,6 +253,9 @@ class TrainConfig:
              and (not self.sft_expert_weights or sum(self.sft_expert_weights.values()) > 0),
              "sft_expert_weights", "must map expert names to weights >= 0 with a positive sum ({} = uniform)")
         need(self.sft_preference_prior >= 0, "sft_preference_prior", "must be >= 0 (0 = the draw ignores the preference)")
+        need(not self.sft_soft_choice or self.sft_expert_choice == "per_episode", "sft_soft_choice",
+             "needs sft_expert_choice='per_episode' (one draw per episode, learned at the first call); "
+             "set sft_expert_choice=per_episode or sft_soft_choice=false")
         train_prefs = [_preference(p, f"train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"eval_preferences.{name}")

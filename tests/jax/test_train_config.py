@@ -173,6 +173,9 @@ def test_the_demonstrator_follows_the_config():
         False, False, {}, 0.0)
     with pytest.raises(ConfigError, match="sft_preference_prior"):
         TrainConfig.preset("tiny-toolscale", sft_preference_prior=-0.5)
+    with pytest.raises(ConfigError, match="sft_soft_choice.*per_episode"):
+        TrainConfig.preset("tiny-toolscale", sft_soft_choice=True, sft_expert_choice="per_turn")
+    assert TrainConfig.preset("tiny-toolscale", sft_soft_choice=True).sft_soft_choice
 
 
 def test_guide_experts_are_validated_and_build_pinned_demonstrators():
