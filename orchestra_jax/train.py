@@ -319,7 +319,7 @@ class Run:
                                                                              replace=len(data) < cfg.sft_batch_size)
             batch = to_batch([data[i] for i in order], multiple=cfg.pad_multiple)
             if cfg.sft_soft_choice:
-                batch = soft_target_batch(batch, [soft[i] for i in order])
+                batch = soft_target_batch(batch, [soft[i] for i in order], cfg.sft_soft_choice_weight)
             batch = split_micro({k: batch[k] for k in keys}, cfg.micro_batches)
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),

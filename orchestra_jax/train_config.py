@@ -111,6 +111,11 @@ class TrainConfig:
     adv_clip: float = 3.0  # advantages clipped to [-adv_clip, adv_clip] (paper Sec. 3.2)
     adv_ddof: int = 1  # std ddof; 1 = unbiased, torch.std in the released code
     min_group_std: float = 0.1  # groups with reward std below this are dropped (paper Sec. 3.2)
+    # "group": A = (R - mean) / std per group (paper Sec. 3.2). "weights": each group's preference rewards are
+    # divided by its preference's total weight (so every preference's rewards lie in [0, 1]) and A = R - mean,
+    # unscaled (Dr. GRPO): with std scaling, every preference ranks a group's episodes alike (solved before
+    # unsolved, cheaper = faster before dearer) and only the sizes differ, which the std divides away
+    advantage_scale: str = "group"
     # ------------------------------------------------------------------ loss (orchestra_jax.grpo)
     loss: LossConfig = dataclasses.field(default_factory=LossConfig)  # clip, dual clip, KL, aggregation
     old_logp_source: str = "trainer"  # pi_old: "trainer" (recomputed, verl) or "sampler" (rollout log-probs)
@@ -179,6 +184,7 @@ class TrainConfig:
     # name the target is the draw's probabilities (a soft target), not the one expert drawn; needs
     # sft_expert_choice "per_episode" (Run.sft, train_step.make_sft_step)
     sft_soft_choice: bool = False
+    sft_soft_choice_weight: float = 1.0  # that cross-entropy counts this many tokens of the warm start's mean
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
@@ -256,6 +262,9 @@ class TrainConfig:
         need(not self.sft_soft_choice or self.sft_expert_choice == "per_episode", "sft_soft_choice",
              "needs sft_expert_choice='per_episode' (one draw per episode, learned at the first call); "
              "set sft_expert_choice=per_episode or sft_soft_choice=false")
+        need(self.advantage_scale in ("group", "weights"), "advantage_scale",
+             f"use 'group' (paper) or 'weights', got {self.advantage_scale!r}")
+        need(self.sft_soft_choice_weight > 0, "sft_soft_choice_weight", "must be > 0 (1 = one token's weight)")
         train_prefs = [_preference(p, f"train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"eval_preferences.{name}")

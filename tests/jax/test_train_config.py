@@ -176,6 +176,8 @@ def test_the_demonstrator_follows_the_config():
     with pytest.raises(ConfigError, match="sft_soft_choice.*per_episode"):
         TrainConfig.preset("tiny-toolscale", sft_soft_choice=True, sft_expert_choice="per_turn")
     assert TrainConfig.preset("tiny-toolscale", sft_soft_choice=True).sft_soft_choice
+    with pytest.raises(ConfigError, match="sft_soft_choice_weight"):
+        TrainConfig.preset("tiny-toolscale", sft_soft_choice=True, sft_soft_choice_weight=0.0)
 
 
 def test_guide_experts_are_validated_and_build_pinned_demonstrators():

@@ -164,6 +164,10 @@ def test_sft_soft_target_learns_the_distribution_not_the_draw():
     p = np.asarray(jax.nn.softmax(logits.astype(jnp.float32)))
     np.testing.assert_allclose(p[cand], q, atol=0.03)
     assert p[cand].sum() > 0.95
+    heavy = soft_target_batch(row, [(6, cand, q)] * 4, weight=10.0)
+    np.testing.assert_allclose(heavy["soft_weights"][0, 6], 10 * np.array(q), rtol=1e-6)
+    with pytest.raises(ValueError, match="weight must be > 0"):
+        soft_target_batch(row, [(6, cand, q)] * 4, weight=0.0)
     with pytest.raises(ValueError, match="outside the row"):
         soft_target_batch(row, [(12, cand, q)] * 4)  # the row has 12 tokens
 
