@@ -326,5 +326,7 @@ def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
     assert oracle["headroom"] == 0.0 and oracle["score"] == oracle["default_routes_score"]
     assert all(oracle["score"] >= entry["fixed"][e] - 1e-12 for e in ("expert-1", "expert-2", "expert-3"))
     assert set(oracle["routes"].values()) <= {"expert-1", "expert-2", "expert-3"}
+    best = max(entry["fixed"], key=entry["fixed"].get)
+    assert oracle["best_fixed"] == best and oracle["over_best_fixed"] == oracle["score"] - entry["fixed"][best]
     text = bench.markdown(m)
     assert "| valid format |" in text and f"{want:.1%}" in text and "| default | " in text.split("Headroom")[1]
