@@ -223,7 +223,7 @@ def markdown(m: dict[str, Any]) -> str:
             "metrics: met |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in m["adherence"]:
-        best = max(e["fixed"], key=e["fixed"].get)
+        best = e["kind_oracle"]["best_fixed"]  # the best fixed rule under P (measure)
         others = ", ".join(f"{k} {v:.3f}" for k, v in e["policy_under_others"].items())
         b = e["app_l_baseline"]
         bbest = max(b["fixed"], key=b["fixed"].get)
