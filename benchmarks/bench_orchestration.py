@@ -27,7 +27,9 @@ preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-
   larger latency weight for a lower latency, smaller ones for a higher success); and each preference's headroom:
   the best routing by request kind under it (`kind_oracle_routes`, chosen on the fixed rules' own episodes)
   against the default's best routing, both scored under it, i.e. how much following it can earn in this setting,
-  and that routing's margin over the best fixed rule under it (whether "beats every fixed rule" is reachable).
+  and that routing's margin over the best fixed rule under it (whether "beats every fixed rule" is reachable) and
+  over the kind oracles of the other preferences scored under it (`oracle_matrix`; whether "beats the same policy
+  under the other preferences" is), with the smallest of these margins as the check's ceiling under it.
 
 Usage: python benchmarks/bench_orchestration.py --checkpoint RUN_DIR [--episodes 500] [--router-tasks 300]
        [--plot PNG] [--record]
@@ -109,6 +111,19 @@ def _routed_score(routes: dict[str, str], experts: dict[str, list[EpisodeResult]
     return group_preference_score(picked, references, preference) / len(picked)
 
 
+def oracle_matrix(experts: dict[str, list[EpisodeResult]], references: list[list[EpisodeResult]],
+                  preferences: dict[str, dict[str, Any]]) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]]]:
+    """The kind oracle of every preference and each one's routes scored under every other: ``(routes, score)`` with
+    ``routes[P]`` = `kind_oracle_routes` under P and ``score[P][Q]`` = the mean group-form preference reward under P
+    of the routes fitted to Q (per task, on these episodes). ``score[P][P] - score[P][Q]`` is the most a routing by
+    request kind can gain under P by following P rather than Q: the in-sample ceiling of the adherence check's
+    "beats the same policy under the other preferences" (near 0 when P and Q ask for the same routing)."""
+    routes = {name: kind_oracle_routes(experts, references, pref) for name, pref in preferences.items()}
+    score = {p: {q: _routed_score(routes[q], experts, references, preferences[p]) for q in preferences}
+             for p in preferences}
+    return routes, score
+
+
 def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     """Every row, the hull gaps, AIQ and the preference table of one run (see the module docstring)."""
     from orchestra_jax.agents import evaluate_run
@@ -182,18 +197,22 @@ def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
         entry["beats_fixed"] = all(entry["policy_under_it"] > v for v in entry["fixed"].values())
         adherence.append(entry)
     # how much following each preference can earn here at all: the kind oracle fitted to P against the
-    # kind oracle fitted to the default, both scored under P (0: the setting does not reward adherence)
+    # kind oracle fitted to each other preference (the default's too), all scored under P (0: the setting
+    # does not reward telling P from that preference), and against the best fixed rule under P
     experts = {e: played[e] for e in ("expert-1", "expert-2", "expert-3")}
-    default_routes = kind_oracle_routes(experts, references, preferences["default"])
+    routes, oracle = oracle_matrix(experts, references, preferences)
     for e in adherence:
-        routes = kind_oracle_routes(experts, references, e["vector"])
-        e["kind_oracle"] = {"routes": routes,
-                            "score": _routed_score(routes, experts, references, e["vector"]),
-                            "default_routes_score": _routed_score(default_routes, experts, references, e["vector"])}
+        p = e["preference"]
+        e["kind_oracle"] = {"routes": routes[p], "score": oracle[p][p], "default_routes_score": oracle[p]["default"],
+                            "over_other_preferences": {q: oracle[p][p] - oracle[p][q] for q in preferences if q != p}}
         e["kind_oracle"]["headroom"] = e["kind_oracle"]["score"] - e["kind_oracle"]["default_routes_score"]
         best_fixed = max(e["fixed"], key=e["fixed"].get)  # can any policy beat every fixed rule under P?
         e["kind_oracle"]["best_fixed"] = best_fixed
         e["kind_oracle"]["over_best_fixed"] = e["kind_oracle"]["score"] - e["fixed"][best_fixed]
+        # the in-sample ceiling of the whole check under P: the smallest of the margins a kind router
+        # could show over the best fixed rule and over its own routing under any other preference
+        e["kind_oracle"]["ceiling"] = min([e["kind_oracle"]["over_best_fixed"],
+                                           *e["kind_oracle"]["over_other_preferences"].values()])
     default_entry = next(e for e in adherence if e["preference"] == "default")
     for e in adherence:  # the metrics move from the default's the way each preference asks (Sec. 6.4)
         e["asked"] = {} if e is default_entry else asked_moves(e["vector"], default_entry["vector"])
@@ -236,15 +255,22 @@ def markdown(m: dict[str, Any]) -> str:
             "episodes, `kind_oracle_routes`) scored under P, against the default's best routing scored under P; "
             "a headroom near 0 means no routing by kind earns more by following P. The margin over the best fixed "
             "rule under P says whether beating every fixed rule under P is within reach of routing by kind at all "
-            "(near 0 or below: only a policy that routes like the oracle, or better than by kind, can).", "",
+            "(near 0 or below: only a policy that routes like the oracle, or better than by kind, can). The margin over "
+            "its routes under the others is the kind oracle fitted to P against the one fitted to each other "
+            "preference, both scored under P (`oracle_matrix`); the ceiling is the smallest of these margins: the "
+            "most by which any routing by kind can pass the whole adherence check under P (near 0: P asks for what "
+            "another preference or a fixed rule already does, and the check measures noise).", "",
             "| preference | kind oracle under P | default's kind oracle under P | headroom | best fixed rule under P "
-            "| oracle's margin over it | routes that differ from the default's |", "|---|---|---|---|---|---|---|"]
+            "| oracle's margin over it | margin over its routes under the others | ceiling | routes that differ from "
+            "the default's |", "|---|---|---|---|---|---|---|---|---|"]
     base = next(e for e in m["adherence"] if e["preference"] == "default")["kind_oracle"]["routes"]
     for e in m["adherence"]:
         k = e["kind_oracle"]
         diff = {kind: r for kind, r in k["routes"].items() if base.get(kind) != r}
         out.append(f"| {e['preference']} | {k['score']:.3f} | {k['default_routes_score']:.3f} | {k['headroom']:+.3f} | "
-                   f"{k['best_fixed']} {e['fixed'][k['best_fixed']]:.3f} | {k['over_best_fixed']:+.3f} | {diff or '-'} |")
+                   f"{k['best_fixed']} {e['fixed'][k['best_fixed']]:.3f} | {k['over_best_fixed']:+.3f} | "
+                   f"{', '.join(f'{q} {v:+.3f}' for q, v in k['over_other_preferences'].items()) or '-'} | "
+                   f"{k['ceiling']:+.3f} | {diff or '-'} |")
     return "\n".join(out) + "\n"
 
 

@@ -55,7 +55,7 @@ def parse_set(item: str) -> tuple[str, Any]:
     return key, value
 
 
-def _apply_sets(cfg: TrainConfig, items: list[str]) -> TrainConfig:
+def apply_sets(cfg: TrainConfig, items: list[str]) -> TrainConfig:
     """``--set`` overrides on `cfg` (strict: unknown keys raise ConfigError with a did-you-mean hint). A
     dotted key ``table.field`` replaces one entry of a dict or dataclass field (model_overrides, loss)."""
     over: dict[str, Any] = {}
@@ -90,7 +90,7 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
         over["progress_bar"] = False
     try:
         cfg = TrainConfig.from_file(args.config) if args.config else TrainConfig.preset(args.preset or "tiny-toolscale")
-        cfg = _apply_sets(cfg, args.sets)
+        cfg = apply_sets(cfg, args.sets)
         return cfg.replace(**over) if over else cfg
     except (ConfigError, FileNotFoundError) as e:
         print(f"{prog}: {e}", file=sys.stderr)

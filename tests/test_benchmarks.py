@@ -29,3 +29,59 @@ def test_benchmarks_do_not_touch_tracked_files_without_record(tmp_path):
     out = _run(["benchmarks/bench_env.py", "--episodes", "1", "--envs", "ToolOrchestra-ToolScale-v0"], tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert _digests() == before
+
+
+def _load_bench(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_preference_headroom_bounds_the_adherence_check():
+    """`benchmarks/bench_preference_headroom.py`: the ceiling of a held-out set is the smallest margin of the kind
+    oracle of each member over the best fixed rule, over the default's routing and over the other members' routing,
+    all scored under that member in the group form; a member that asks what the default asks has ceiling <= 0; an
+    expert profile override slows that expert's episodes."""
+    import pytest
+
+    from orchestra_gym.evaluation import group_preference_score, summarize
+    from orchestra_jax.train_config import TrainConfig
+
+    hr = _load_bench("bench_preference_headroom")
+    bo = _load_bench("bench_orchestration")
+    cfg = TrainConfig.preset("tiny-toolscale")
+    played = hr.play_fixed(cfg, 12)
+    assert set(played) == set(hr.FIXED) and all(len(v) == 12 for v in played.values())
+    prefs = {"default": dict(cfg.preference), "cost": {"outcome": 1.0, "cost": 5.0, "latency": 0.0},
+             "latency": {"outcome": 1.0, "cost": 0.0, "latency": 5.0}, "same": dict(cfg.preference)}
+    table, ranked = hr.ceilings(played, prefs, "default", [("cost", "latency"), ("cost", "same")])
+    experts = {e: played[e] for e in ("expert-1", "expert-2", "expert-3")}
+    refs = list(experts.values())
+
+    def under(p: str, q: str) -> float:  # the routes fitted to q, scored under p, per task
+        return bo._routed_score(bo.kind_oracle_routes(experts, refs, prefs[q]), experts, refs, prefs[p])
+
+    for p in ("cost", "latency"):
+        fixed = {f: group_preference_score(played[f], refs, prefs[p]) / 12 for f in hr.FIXED}
+        assert table[p]["oracle"] == pytest.approx(under(p, p), abs=1e-12)
+        assert table[p]["over_best_fixed"] == pytest.approx(under(p, p) - max(fixed.values()), abs=1e-12)
+        assert table[p]["over_default"] == pytest.approx(under(p, p) - under(p, "default"), abs=1e-12)
+    want = min(min(table["cost"]["over_best_fixed"], table["cost"]["over_default"], under("cost", "cost") - under("cost", "latency")),
+               min(table["latency"]["over_best_fixed"], table["latency"]["over_default"],
+                   under("latency", "latency") - under("latency", "cost")))
+    got = dict((s, c) for c, s in ranked)
+    assert got[("cost", "latency")] == pytest.approx(want, abs=1e-12)
+    assert table["same"]["over_default"] == 0.0 and got[("cost", "same")] <= 0.0
+    assert [c for c, _ in ranked] == sorted((c for c, _ in ranked), reverse=True)
+    # the comparison that sets the ceiling, recomputed per task: the same margin, with its standard error
+    b = hr.binding(played, prefs, "default", table, ("cost", "latency"))
+    assert b["preference"] in ("cost", "latency") and b["margin"] == pytest.approx(want, abs=1e-9) and b["se"] >= 0.0
+    # a slower expert-3 (decoding at 15 tokens/s instead of 150): its episodes take more than twice as long
+    slow = hr.play_fixed(cfg, 12, hr.expert_pool(["expert-3.decode_tok_s=15"]))
+    assert summarize(slow["expert-3"])["mean_latency_s"] > 2 * summarize(played["expert-3"])["mean_latency_s"]
+    for bad in ("expert-9.ttft_s=1", "expert-3.accuracy=1", "expert-3.ttft_s=-1", "expert-3.ttft_s"):
+        with pytest.raises(ValueError, match="--expert"):
+            hr.expert_pool([bad])

@@ -328,5 +328,7 @@ def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
     assert set(oracle["routes"].values()) <= {"expert-1", "expert-2", "expert-3"}
     best = max(entry["fixed"], key=entry["fixed"].get)
     assert oracle["best_fixed"] == best and oracle["over_best_fixed"] == oracle["score"] - entry["fixed"][best]
+    # no other preference: the ceiling of the check is the margin over the best fixed rule alone
+    assert oracle["over_other_preferences"] == {} and oracle["ceiling"] == oracle["over_best_fixed"]
     text = bench.markdown(m)
     assert "| valid format |" in text and f"{want:.1%}" in text and "| default | " in text.split("Headroom")[1]
