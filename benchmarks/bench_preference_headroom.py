@@ -53,24 +53,36 @@ PROFILE_FIELDS = ("ttft_s", "prefill_tok_s", "decode_tok_s", "chars_per_token")
 
 
 def expert_pool(overrides: list[str]) -> list[Any]:
-    """The simulated expert pool (`orchestra_gym.tools.simulated.DEFAULT_EXPERTS`) with ``NAME.FIELD=VALUE``
-    overrides of its latency profile (FIELD one of `PROFILE_FIELDS`, VALUE a float > 0).
+    """The simulated expert pool (`orchestra_gym.tools.simulated.DEFAULT_EXPERTS`) with overrides of its profile:
+    ``NAME.FIELD=VALUE`` (FIELD one of `PROFILE_FIELDS`, VALUE a float > 0) or ``NAME.accuracy.CATEGORY.DIFFICULTY=P``
+    (the probability of a right action on requests of that category, e.g. ``compute``, and difficulty, ``easy``,
+    ``medium`` or ``hard``, P in [0, 1]; a category without a table of its own starts from the expert's
+    ``default`` table).
 
     Raises: ValueError naming the item when the expert, the field or the value is not one of these."""
     pool = {e.name: e for e in DEFAULT_EXPERTS}
     for item in overrides:
         key, sep, value = item.partition("=")
-        name, dot, fieldname = key.strip().rpartition(".")
-        if not sep or not dot or name not in pool or fieldname not in PROFILE_FIELDS:
-            raise ValueError(f"--expert {item!r}: expected NAME.FIELD=VALUE with NAME one of {sorted(pool)} and "
-                             f"FIELD one of {list(PROFILE_FIELDS)}, e.g. --expert expert-3.decode_tok_s=20")
+        parts = key.strip().split(".")
+        name = parts[0]
         try:
             v = float(value)
         except ValueError:
-            v = -1.0
+            v = float("nan")
+        if sep and name in pool and len(parts) == 4 and parts[1] == "accuracy" and parts[3] in ("easy", "medium", "hard"):
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"--expert {item!r}: an accuracy must be a number in [0, 1]")
+            table = {c: dict(t) for c, t in pool[name].accuracy.items()}
+            table.setdefault(parts[2], dict(table.get("default", {})))[parts[3]] = v
+            pool[name] = dataclasses.replace(pool[name], accuracy=table)
+            continue
+        if not sep or name not in pool or len(parts) != 2 or parts[1] not in PROFILE_FIELDS:
+            raise ValueError(f"--expert {item!r}: expected NAME.FIELD=VALUE with NAME one of {sorted(pool)} and "
+                             f"FIELD one of {list(PROFILE_FIELDS)} (e.g. expert-3.decode_tok_s=20), or "
+                             "NAME.accuracy.CATEGORY.DIFFICULTY=P (e.g. expert-3.accuracy.compute.hard=0.95)")
         if not v > 0:
             raise ValueError(f"--expert {item!r}: VALUE must be a number > 0")
-        pool[name] = dataclasses.replace(pool[name], **{fieldname: v})
+        pool[name] = dataclasses.replace(pool[name], **{parts[1]: v})
     return list(pool.values())
 
 
@@ -174,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a config override, as `orchestra train --set` takes it")
     p.add_argument("--expert", action="append", default=[], metavar="NAME.FIELD=VALUE",
-                   help=f"a simulated expert's profile override (FIELD: {', '.join(PROFILE_FIELDS)})")
+                   help=f"a simulated expert's profile override (FIELD: {', '.join(PROFILE_FIELDS)}; or "
+                   "NAME.accuracy.CATEGORY.DIFFICULTY=P)")
     p.add_argument("--episodes", type=int, default=500, help="held-out tasks (default 500)")
     p.add_argument("--size", type=int, default=3, help="held-out vectors per set (default 3)")
     p.add_argument("--top", type=int, default=5, help="sets to list (default 5)")

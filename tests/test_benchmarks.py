@@ -82,6 +82,14 @@ def test_preference_headroom_bounds_the_adherence_check():
     # a slower expert-3 (decoding at 15 tokens/s instead of 150): its episodes take more than twice as long
     slow = hr.play_fixed(cfg, 12, hr.expert_pool(["expert-3.decode_tok_s=15"]))
     assert summarize(slow["expert-3"])["mean_latency_s"] > 2 * summarize(played["expert-3"])["mean_latency_s"]
-    for bad in ("expert-9.ttft_s=1", "expert-3.accuracy=1", "expert-3.ttft_s=-1", "expert-3.ttft_s"):
+    # a specialist: one category's accuracy changes, the expert's other categories and the other experts' do not
+    pool = {e.name: e for e in hr.expert_pool(["expert-3.accuracy.compute.hard=0.95"])}
+    base = {e.name: e for e in hr.DEFAULT_EXPERTS}
+    assert pool["expert-3"].p_correct("compute", "hard") == 0.95
+    assert pool["expert-3"].p_correct("compute", "easy") == base["expert-3"].p_correct("compute", "easy")
+    assert pool["expert-3"].p_correct("lookup", "hard") == base["expert-3"].p_correct("lookup", "hard")
+    assert pool["expert-1"] == base["expert-1"] and base["expert-3"].p_correct("compute", "hard") == 0.3
+    for bad in ("expert-9.ttft_s=1", "expert-3.accuracy=1", "expert-3.ttft_s=-1", "expert-3.ttft_s",
+                "expert-3.accuracy.compute.hard=2", "expert-3.accuracy.compute.extreme=0.5"):
         with pytest.raises(ValueError, match="--expert"):
             hr.expert_pool([bad])
