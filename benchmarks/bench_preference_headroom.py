@@ -42,58 +42,50 @@ import gymnasium as gym
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import make_agent
 from orchestra_gym.evaluation import EpisodeResult, group_preference_score, run_episodes, summarize
-from orchestra_gym.tools.simulated import DEFAULT_EXPERTS
+from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, PROFILE_FIELDS, with_profiles
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_orchestration import FIXED, _kind, oracle_matrix  # noqa: E402
 
 COSTS = (0.0, 0.02, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 LATENCIES = (0.0, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-PROFILE_FIELDS = ("ttft_s", "prefill_tok_s", "decode_tok_s", "chars_per_token")
+def expert_profiles(overrides: list[str], base: "dict[str, Any] | None" = None) -> dict[str, Any]:
+    """``--expert`` items as the env's ``expert_profiles`` (`orchestra_gym.tools.simulated.with_profiles`), merged
+    into `base` (a setting's own): ``NAME.FIELD=VALUE`` (FIELD a latency field of `PROFILE_FIELDS`) or
+    ``NAME.accuracy.CATEGORY.DIFFICULTY=P``. Checked by building the pool.
 
-
-def expert_pool(overrides: list[str]) -> list[Any]:
-    """The simulated expert pool (`orchestra_gym.tools.simulated.DEFAULT_EXPERTS`) with overrides of its profile:
-    ``NAME.FIELD=VALUE`` (FIELD one of `PROFILE_FIELDS`, VALUE a float > 0) or ``NAME.accuracy.CATEGORY.DIFFICULTY=P``
-    (the probability of a right action on requests of that category, e.g. ``compute``, and difficulty, ``easy``,
-    ``medium`` or ``hard``, P in [0, 1]; a category without a table of its own starts from the expert's
-    ``default`` table).
-
-    Raises: ValueError naming the item when the expert, the field or the value is not one of these."""
-    pool = {e.name: e for e in DEFAULT_EXPERTS}
+    Raises: ValueError naming the item when it has neither form or `with_profiles` refuses it."""
+    out = {n: {k: ({c: dict(t) for c, t in v.items()} if k == "accuracy" else v) for k, v in f.items()}
+           for n, f in (base or {}).items()}
     for item in overrides:
         key, sep, value = item.partition("=")
         parts = key.strip().split(".")
-        name = parts[0]
         try:
             v = float(value)
         except ValueError:
             v = float("nan")
-        if sep and name in pool and len(parts) == 4 and parts[1] == "accuracy" and parts[3] in ("easy", "medium", "hard"):
-            if not 0.0 <= v <= 1.0:
-                raise ValueError(f"--expert {item!r}: an accuracy must be a number in [0, 1]")
-            table = {c: dict(t) for c, t in pool[name].accuracy.items()}
-            table.setdefault(parts[2], dict(table.get("default", {})))[parts[3]] = v
-            pool[name] = dataclasses.replace(pool[name], accuracy=table)
-            continue
-        if not sep or name not in pool or len(parts) != 2 or parts[1] not in PROFILE_FIELDS:
-            raise ValueError(f"--expert {item!r}: expected NAME.FIELD=VALUE with NAME one of {sorted(pool)} and "
-                             f"FIELD one of {list(PROFILE_FIELDS)} (e.g. expert-3.decode_tok_s=20), or "
+        prof = out.setdefault(parts[0], {})
+        if sep and len(parts) == 4 and parts[1] == "accuracy":
+            prof.setdefault("accuracy", {}).setdefault(parts[2], {})[parts[3]] = v
+        elif sep and len(parts) == 2 and parts[1] != "accuracy":
+            prof[parts[1]] = v
+        else:
+            raise ValueError(f"--expert {item!r}: expected NAME.FIELD=VALUE (FIELD one of "
+                             f"{[f for f in PROFILE_FIELDS if f != 'accuracy']}, e.g. expert-3.decode_tok_s=20) or "
                              "NAME.accuracy.CATEGORY.DIFFICULTY=P (e.g. expert-3.accuracy.compute.hard=0.95)")
-        if not v > 0:
-            raise ValueError(f"--expert {item!r}: VALUE must be a number > 0")
-        pool[name] = dataclasses.replace(pool[name], **{parts[1]: v})
-    return list(pool.values())
+        try:
+            with_profiles(DEFAULT_EXPERTS, {parts[0]: prof})
+        except ValueError as e:
+            raise ValueError(f"--expert {item!r}: {e}") from None
+    return out
 
 
-def play_fixed(cfg: Any, episodes: int, experts: "list[Any] | None" = None) -> dict[str, list[EpisodeResult]]:
+def play_fixed(cfg: Any, episodes: int) -> dict[str, list[EpisodeResult]]:
     """Every fixed rule of `bench_orchestration.FIXED` on the run's held-out tasks in `cfg`'s setting (its env
-    kwargs and reset options; `experts` replaces the simulated pool when given)."""
+    kwargs, ``expert_profiles`` included, and reset options)."""
     from orchestra_jax.train import held_out_tasks
 
     kwargs = cfg.make_env_kwargs()
-    if experts is not None:
-        kwargs["experts"] = experts
     options, tasks = cfg.reset_options(), held_out_tasks(episodes)
     return {name: run_episodes(lambda: gym.make(cfg.env_id, **kwargs), lambda s, name=name: make_agent(name, seed=s),
                                0, task_ids=tasks, options=options) for name in FIXED}
@@ -186,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a config override, as `orchestra train --set` takes it")
     p.add_argument("--expert", action="append", default=[], metavar="NAME.FIELD=VALUE",
-                   help=f"a simulated expert's profile override (FIELD: {', '.join(PROFILE_FIELDS)}; or "
-                   "NAME.accuracy.CATEGORY.DIFFICULTY=P)")
+                   help="a simulated expert's profile override, added to the setting's expert_profiles (FIELD: "
+                   f"{', '.join(f for f in PROFILE_FIELDS if f != 'accuracy')}; or NAME.accuracy.CATEGORY.DIFFICULTY=P)")
     p.add_argument("--episodes", type=int, default=500, help="held-out tasks (default 500)")
     p.add_argument("--size", type=int, default=3, help="held-out vectors per set (default 3)")
     p.add_argument("--top", type=int, default=5, help="sets to list (default 5)")
@@ -199,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         cfg = TrainConfig.preset(args.preset)
     cfg = apply_sets(cfg, args.sets)
-    played = play_fixed(cfg, args.episodes, expert_pool(args.expert) if args.expert else None)
+    if args.expert:
+        profiles = expert_profiles(args.expert, cfg.env_kwargs.get("expert_profiles"))
+        cfg = cfg.replace(env_kwargs={**cfg.env_kwargs, "expert_profiles": profiles})
+    played = play_fixed(cfg, args.episodes)
     default = dict(cfg.preference)
     grid = {vector_name(c, lat): {"outcome": 1.0, "cost": c, "latency": lat} for c in COSTS for lat in LATENCIES}
     configured = {k: dict(v) for k, v in cfg.eval_preferences.items()}

@@ -44,7 +44,7 @@ def test_preference_headroom_bounds_the_adherence_check():
     """`benchmarks/bench_preference_headroom.py`: the ceiling of a held-out set is the smallest margin of the kind
     oracle of each member over the best fixed rule, over the default's routing and over the other members' routing,
     all scored under that member in the group form; a member that asks what the default asks has ceiling <= 0; an
-    expert profile override slows that expert's episodes."""
+    expert profile override slows that expert's episodes; --expert items merge cell by cell."""
     import pytest
 
     from orchestra_gym.evaluation import group_preference_score, summarize
@@ -80,16 +80,15 @@ def test_preference_headroom_bounds_the_adherence_check():
     b = hr.binding(played, prefs, "default", table, ("cost", "latency"))
     assert b["preference"] in ("cost", "latency") and b["margin"] == pytest.approx(want, abs=1e-9) and b["se"] >= 0.0
     # a slower expert-3 (decoding at 15 tokens/s instead of 150): its episodes take more than twice as long
-    slow = hr.play_fixed(cfg, 12, hr.expert_pool(["expert-3.decode_tok_s=15"]))
+    slow_cfg = cfg.replace(env_kwargs={**cfg.env_kwargs, "expert_profiles": hr.expert_profiles(["expert-3.decode_tok_s=15"])})
+    slow = hr.play_fixed(slow_cfg, 12)
     assert summarize(slow["expert-3"])["mean_latency_s"] > 2 * summarize(played["expert-3"])["mean_latency_s"]
-    # a specialist: one category's accuracy changes, the expert's other categories and the other experts' do not
-    pool = {e.name: e for e in hr.expert_pool(["expert-3.accuracy.compute.hard=0.95"])}
-    base = {e.name: e for e in hr.DEFAULT_EXPERTS}
-    assert pool["expert-3"].p_correct("compute", "hard") == 0.95
-    assert pool["expert-3"].p_correct("compute", "easy") == base["expert-3"].p_correct("compute", "easy")
-    assert pool["expert-3"].p_correct("lookup", "hard") == base["expert-3"].p_correct("lookup", "hard")
-    assert pool["expert-1"] == base["expert-1"] and base["expert-3"].p_correct("compute", "hard") == 0.3
+    # --expert items merge into a setting's own profiles, one cell at a time
+    merged = hr.expert_profiles(["expert-3.accuracy.compute.hard=0.95", "expert-2.ttft_s=2"],
+                                {"expert-3": {"decode_tok_s": 20.0, "accuracy": {"compute": {"medium": 0.9}}}})
+    assert merged == {"expert-3": {"decode_tok_s": 20.0, "accuracy": {"compute": {"medium": 0.9, "hard": 0.95}}},
+                      "expert-2": {"ttft_s": 2.0}}
     for bad in ("expert-9.ttft_s=1", "expert-3.accuracy=1", "expert-3.ttft_s=-1", "expert-3.ttft_s",
-                "expert-3.accuracy.compute.hard=2", "expert-3.accuracy.compute.extreme=0.5"):
+                "expert-3.accuracy.compute.hard=2", "expert-3.accuracy.compute.extreme=0.5", "expert-3.model_id=x"):
         with pytest.raises(ValueError, match="--expert"):
-            hr.expert_pool([bad])
+            hr.expert_profiles([bad])

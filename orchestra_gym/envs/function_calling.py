@@ -21,7 +21,7 @@ from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.pricing import EXPERT_POOL
 from orchestra_gym.rewards import RewardLayout
-from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel
+from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel, with_profiles
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 from orchestra_gym.users import STOP, TRANSFER, ScriptedUser
 
@@ -119,6 +119,10 @@ class FunctionCallingEnv(OrchestraEnv):
             most `MAX_EXPERT_ACTIONS` actions; each action is charged like a call and counts as
             a step toward ``max_turns``, as tau2-bench's ``max_steps`` counts every message). The
             orchestrator then decides per turn whom to delegate to, not per action.
+        expert_profiles: changes to the simulated experts' profiles, ``{name: {field: value}}``
+            (`orchestra_gym.tools.simulated.with_profiles`: latency fields and per-category
+            accuracies), e.g. ``{"expert-3": {"decode_tok_s": 20}}`` for a cheap but slow
+            self-hosted model; simulated experts only (not with `models`). Default: none.
     """
 
     turn_limit_graded = True  # tau2-bench: a simulation that reaches max_steps is scored (reward 0)
@@ -133,11 +137,15 @@ class FunctionCallingEnv(OrchestraEnv):
         cache: Any = None,
         cache_mode: str = "record-missing",
         expert_scope: str = "action",
+        expert_profiles: "dict[str, dict[str, Any]] | None" = None,
         **kwargs: Any,
     ):
         if expert_scope not in EXPERT_SCOPES:
             raise ValueError(f"expert_scope must be one of {EXPERT_SCOPES}, got {expert_scope!r}")
         self.expert_scope = expert_scope
+        if expert_profiles and models is not None:
+            raise ValueError("expert_profiles changes simulated experts only; drop it or models= (real experts take "
+                             "their latency and accuracy from their endpoints)")
         if models is not None:
             if experts is not None:
                 raise ValueError("pass either experts= or models=, not both")
@@ -150,6 +158,11 @@ class FunctionCallingEnv(OrchestraEnv):
             raise ValueError(f"system_prompt must be 'full' or 'compact', got {system_prompt!r}")
         self.system_prompt_mode = system_prompt
         pool = list(DEFAULT_EXPERTS if experts is None else experts)
+        if expert_profiles:
+            if not all(isinstance(e, SimulatedModel) for e in pool):
+                raise ValueError("expert_profiles changes simulated experts only; drop it or models= (real "
+                                 "experts take their latency and accuracy from their endpoints)")
+            pool = list(with_profiles(pool, expert_profiles))
         names = [getattr(e, "name", None) for e in pool]
         if any(not isinstance(n, str) for n in names) or len(set(names)) != len(names):
             raise ValueError(f"experts need unique string .name attributes, got {names}")

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ __all__ = [
     "SimulatedReply",
     "DEFAULT_EXPERTS",
     "DIFFICULTIES",
+    "PROFILE_FIELDS",
+    "with_profiles",
     "QA_PROFILES",
     "qa_model",
     "request_rng",
@@ -176,6 +178,57 @@ _EXPERT_PROFILES: dict[str, dict[str, Any]] = {
 DEFAULT_EXPERTS: tuple[SimulatedModel, ...] = tuple(
     SimulatedModel(name, model_id, **_EXPERT_PROFILES[name]) for name, model_id in pricing_mod.EXPERT_POOL.items()
 )
+
+
+#: The fields of a simulated expert's profile that `with_profiles` overrides.
+PROFILE_FIELDS = ("ttft_s", "prefill_tok_s", "decode_tok_s", "chars_per_token", "accuracy")
+
+
+def with_profiles(pool: "tuple[SimulatedModel, ...] | list[SimulatedModel]",
+                  profiles: "Mapping[str, Mapping[str, Any]] | None") -> tuple[SimulatedModel, ...]:
+    """`pool` with some experts' profiles changed: ``{name: {field: value}}``, field one of `PROFILE_FIELDS`.
+
+    A number field (``ttft_s``, ``prefill_tok_s``, ``decode_tok_s`` in tokens/s, ``chars_per_token``) must be > 0.
+    ``accuracy`` is ``{category: {difficulty: p}}``, p in [0, 1], merged into the expert's tables: the listed
+    (category, difficulty) cells change, the rest stay; a category without a table of its own starts from the
+    expert's ``"default"`` table. An expert not named keeps its profile. The priced model (``model_id``) is not a
+    profile field: prices come from the pricing schedule. Used for settings such as a cheap but slow self-hosted
+    model or a specialist (a math model right more often than the generalist on computation requests).
+
+    Raises: ValueError naming the expert and field, with the allowed ones, for an unknown expert or field, a
+    number <= 0, a difficulty not in `DIFFICULTIES` or a probability outside [0, 1]."""
+    out = {e.name: e for e in pool}
+    for name, changes in dict(profiles or {}).items():
+        if name not in out:
+            raise ValueError(f"expert_profiles: no expert {name!r} in the pool; known: {sorted(out)}")
+        if not isinstance(changes, Mapping):
+            raise ValueError(f"expert_profiles[{name!r}] must be a table of fields, e.g. {{decode_tok_s = 20}}")
+        fields: dict[str, Any] = {}
+        for key, value in changes.items():
+            where = f"expert_profiles[{name!r}][{key!r}]"
+            if key not in PROFILE_FIELDS:
+                raise ValueError(f"{where}: not a profile field; use one of {list(PROFILE_FIELDS)}")
+            if key != "accuracy":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                    raise ValueError(f"{where} must be a number > 0, got {value!r}")
+                fields[key] = float(value)
+                continue
+            if not isinstance(value, Mapping):
+                raise ValueError(f"{where} must be {{category = {{difficulty = p}}}}, got {value!r}")
+            table = {c: dict(t) for c, t in out[name].accuracy.items()}
+            for category, cells in value.items():
+                if not isinstance(cells, Mapping):
+                    raise ValueError(f"{where}[{category!r}] must be {{difficulty = p}}, e.g. {{hard = 0.95}}")
+                row = table.setdefault(category, dict(table.get("default", {})))
+                for difficulty, p in cells.items():
+                    if difficulty not in DIFFICULTIES:
+                        raise ValueError(f"{where}[{category!r}]: difficulty {difficulty!r} is not one of {list(DIFFICULTIES)}")
+                    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+                        raise ValueError(f"{where}[{category!r}][{difficulty!r}] must be a probability in [0, 1], got {p!r}")
+                    row[difficulty] = float(p)
+            fields["accuracy"] = table
+        out[name] = replace(out[name], **fields)
+    return tuple(out.values())
 
 
 def _qa_profile(

@@ -188,3 +188,22 @@ def test_answered_marks_graded_ends_not_malformed_ones():
         _, _, term, trunc, info = env.step(env.unwrapped.oracle_action())
         done = term or trunc
     assert term and info["solved"] and info["answered"] is True
+
+
+def test_expert_profiles_kwarg_changes_the_simulated_pool_the_prompt_states():
+    """``expert_profiles`` (`orchestra_gym.tools.simulated.with_profiles`): a slower expert-3 is what the system
+    prompt states and what a call to it costs in time; with real experts (``models=``) it is refused."""
+    slow = gym.make(ENV_ID, system_prompt="compact", expert_profiles={"expert-3": {"decode_tok_s": 20, "ttft_s": 1.0}})
+    base = gym.make(ENV_ID, system_prompt="compact")
+    obs_slow, _ = slow.reset(seed=3)
+    obs_base, _ = base.reset(seed=3)
+    assert "expert-3: $0.8/1M input tokens, $0.8/1M output tokens, about 14 s per call" in obs_slow
+    assert "about 2 s per call" in obs_base and "about 14 s per call" not in obs_base
+    call = {"name": "call_expert", "arguments": {"expert": "expert-3"}}
+    info_slow, info_base = slow.step(call)[4], base.step(call)[4]
+    # at least 1 s + 100 completion tokens at 20 tokens/s; at most 0.3 s + 400 at 150/s and the prefill
+    assert info_slow["latency_s"] >= 1.0 + 100 / 20 > 0.3 + 400 / 150 + info_base["prompt_tokens"] / 5000 >= info_base["latency_s"]
+    with pytest.raises(ValueError, match="expert_profiles"):
+        gym.make(ENV_ID, expert_profiles={"expert-7": {"ttft_s": 1.0}})
+    with pytest.raises(ValueError, match="simulated experts only"):
+        gym.make(ENV_ID, models={"models": {}}, expert_profiles={"expert-3": {"ttft_s": 1.0}})

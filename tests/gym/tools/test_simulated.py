@@ -63,3 +63,26 @@ def test_qa_profiles_keep_the_paper_ordering():
     assert all(pricing.PAPER.price(mid).output_per_m > 0 for mid in QA_PROFILES)  # every profile is priced
     with pytest.raises(KeyError, match=r"no QA simulator profile for model 'gpt-9'; known: \['Qwen"):
         qa_model("search-1", "gpt-9")
+
+
+def test_with_profiles_changes_only_the_named_cells_and_refuses_bad_ones():
+    """`with_profiles`: latency fields replace, accuracy cells merge into the expert's tables (a new category
+    starts from its default table); the priced model and the other experts stay; bad input names the field."""
+    from orchestra_gym.tools.simulated import with_profiles
+
+    base = {e.name: e for e in DEFAULT_EXPERTS}
+    pool = {e.name: e for e in with_profiles(DEFAULT_EXPERTS, {
+        "expert-3": {"decode_tok_s": 20, "ttft_s": 1.0, "accuracy": {"compute": {"hard": 0.95}}}})}
+    e3 = pool["expert-3"]
+    assert (e3.decode_tok_s, e3.ttft_s, e3.model_id) == (20.0, 1.0, base["expert-3"].model_id)
+    assert e3.p_correct("compute", "hard") == 0.95 and base["expert-3"].p_correct("compute", "hard") == 0.3
+    assert e3.p_correct("compute", "medium") == 0.55 and e3.p_correct("lookup", "hard") == 0.3
+    assert e3.typical_latency_s() == pytest.approx(1.0 + 250 / 20)  # completion (100 + 400) / 2 at 20 tokens/s
+    assert pool["expert-1"] is base["expert-1"] and list(pool) == list(base)
+    for bad, match in [({"expert-9": {"ttft_s": 1}}, "no expert 'expert-9'"),
+                       ({"expert-3": {"model_id": "x"}}, r"\['expert-3'\]\['model_id'\]: not a profile field"),
+                       ({"expert-3": {"decode_tok_s": 0}}, "must be a number > 0"),
+                       ({"expert-3": {"accuracy": {"compute": {"extreme": 0.5}}}}, "difficulty 'extreme'"),
+                       ({"expert-3": {"accuracy": {"compute": {"hard": 1.5}}}}, r"probability in \[0, 1\]")]:
+        with pytest.raises(ValueError, match=match):
+            with_profiles(DEFAULT_EXPERTS, bad)
