@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.domains.qa_corpus import plausible_wrong_answer
@@ -31,9 +31,6 @@ from orchestra_gym.judges import complete_text, normalize_answer
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.tools.simulated import SimulatedModel, qa_model
 from orchestra_gym.types import ToolCall, ToolResult, ToolSpec, Usage
-
-if TYPE_CHECKING:
-    from orchestra_gym.envs.qa import QAEnv
 
 __all__ = [
     "QA_MODELS",
@@ -83,26 +80,67 @@ def docs_text(docs: list[dict[str, str]]) -> str:
     return "\n\n".join(f"[{d['id']}] {d.get('title', '')}\n{d['text']}" for d in docs)
 
 
+class QAToolHost(Protocol):
+    """What a QA tool set reads and writes of the env that holds it (`orchestra_gym.envs.qa.QAEnv`).
+
+    Declared here, on the side of the tool sets, so that `qa` imports `qa_tools` and never the
+    other way round (dependency inversion: no import cycle, not even one for annotations).
+    Episode state: ``task``, ``turn``, ``pricing``, ``tool_specs``, ``documents``, ``code_runs``,
+    ``attempts``, ``final_response``, ``answer_model``; configuration: ``tasks``, ``benchmark``,
+    ``qa_models``, ``all_simulated``, ``index``, ``web_search``, ``search_k``, ``min_local_docs``,
+    ``python_timeout_s``, ``sandbox_isolation``; and five hooks.
+    """
+
+    task: Any
+    turn: int
+    pricing: Any
+    tool_specs: list[ToolSpec]
+    documents: list[dict[str, str]]
+    code_runs: list[Any]
+    attempts: list[Any]
+    final_response: Any
+    answer_model: Any
+    tasks: Any
+    benchmark: str
+    qa_models: Any
+    all_simulated: bool
+    index: Any
+    web_search: Any
+    search_k: int
+    min_local_docs: int
+    python_timeout_s: float
+    sandbox_isolation: Any
+
+    def _context_text(self) -> str:
+        """What a model reads: the task and the episode's documents, code runs and attempts."""
+
+    def _seed(self) -> Any:
+        """The seed of a simulated model's next draw (any hashable the simulated models mix)."""
+
+    def _price_schedule(self) -> Any:
+        """The episode's pricing schedule."""
+
+    def _count(self, key: str) -> None:
+        """Count one call of the model or tool ``key`` in the episode's tool-call counts."""
+
+    def _end(self, reason: str) -> None:
+        """End the episode (``reason``: what ended it, e.g. ``"answer"``)."""
+
+
 class QATools:
-    """What both QA tool sets share: retrieval, documents, sandbox runs. Bound to one `QAEnv`.
+    """What both QA tool sets share: retrieval, documents, sandbox runs. Bound to one `QAToolHost` (a `QAEnv`).
 
     A subclass sets ``mode`` (the env's ``mode`` argument) and ``role`` (the system prompt's
     opening) and implements `specs`, `execute` and `oracle_action` (the reward vector's tool components are
     `orchestra_gym.rewards.RewardLayout`'s).
 
-    What it uses of the env: the episode state (``task``, ``turn``, ``pricing``, ``tool_specs``,
-    ``documents``, ``code_runs``, ``attempts``, ``final_response``, ``answer_model``), its
-    configuration (``tasks``, ``benchmark``, ``qa_models``, ``all_simulated``, ``index``,
-    ``web_search``, ``search_k``, ``min_local_docs``, ``python_timeout_s``,
-    ``sandbox_isolation``) and five hooks: ``_context_text()`` (what a model reads),
-    ``_seed()`` (a simulated model's draws), ``_price_schedule()``, ``_count(name)`` (a model's
-    call count) and ``_end("answer")``.
+    What it uses of the env, state and hooks, is declared by `QAToolHost`.
     """
 
     mode: str = ""
     role: str = ""
 
-    def __init__(self, env: "QAEnv"):
+    def __init__(self, env: QAToolHost):
         self.env = env
 
     def specs(self) -> list[ToolSpec]:
