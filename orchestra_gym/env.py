@@ -81,7 +81,12 @@ class OrchestraEnv(gym.Env[str, str]):
             counted under their domain tool too.
         parse_errors: malformed actions so far (float), unknown tools and ignored unknown
             arguments (a call that ran with names its schema lacks) included; step_errors: this
-            step's error texts.
+            step's error texts (parse errors, unknown tools, ignored names, and each argument error
+            as ``"<tool>: argument '<field>': <problem>"``); argument_errors: this step's calls'
+            arguments that break their tool's schema (`ToolSpec.argument_errors`), as dicts
+            ``{"tool", "field", "problem"}`` (a call the tool refused, such as ``call_expert`` with
+            ``{"model": "expert-2"}``, included); argument_error_turns: steps so far with at least
+            one (float; apart from parse_errors, so ``max_errors`` is not spent on them).
         turn: turns taken (float). preference: the preference vector as a dict.
         new_messages: the messages this step added, as dicts (role, content, ...), for policies
             that render their own chat template.
@@ -225,6 +230,8 @@ class OrchestraEnv(gym.Env[str, str]):
         self.pricing = self._resolve_pricing(options.get("pricing", self.default_pricing))
         self.turn = 0
         self.error_count = 0
+        self.argument_error_turns = 0  # steps with a call whose arguments break its tool's schema
+        self._step_argument_errors: list[dict[str, str]] = []
         self.valid_actions = 0  # steps with at least one action that parsed (see error_limit_graded)
         self._end_reason: str | None = None
         self.usage = Usage()
@@ -264,6 +271,7 @@ class OrchestraEnv(gym.Env[str, str]):
         self._orchestrator_report = None
         self._orchestrator_step = orchestrator
         self.orchestrator_usage = self.orchestrator_usage + orchestrator
+        self._step_argument_errors = []
         if orchestrator_error is not None:
             return self._orchestrator_failed(orchestrator, orchestrator_error)
         parsed: ParsedAction = parse_action(action)
@@ -301,6 +309,8 @@ class OrchestraEnv(gym.Env[str, str]):
                 new.extend(self._user_turn(parsed.message))
 
         self.messages.extend(new)
+        if self._step_argument_errors:
+            self.argument_error_turns += 1
         step_usage = step_usage + orchestrator
         self.usage = self.usage + step_usage
         terminated = self._end_reason is not None and self._end_reason not in ("too_many_errors",)
@@ -364,7 +374,22 @@ class OrchestraEnv(gym.Env[str, str]):
             result, extra = self._execute(call)
         except Exception as e:  # a tool bug must not end the episode: report it as the result
             result, extra = ToolResult(f"Error: tool {call.name!r} failed: {type(e).__name__}: {e}", error=True), []
-        return self._note_ignored_arguments(call, result), extra
+        noted = self._note_ignored_arguments(call, result)
+        self._count_argument_errors(call, noted_unknown=noted is not result)
+        return noted, extra
+
+    def _count_argument_errors(self, call: ToolCall, noted_unknown: bool) -> None:
+        """Record where the call's arguments break its tool's schema (`ToolSpec.argument_errors`):
+        ``info["argument_errors"]`` entries and ``step_errors`` texts naming the tool and the field.
+        Counted apart from ``parse_errors`` (``argument_error_turns``): ``max_errors`` and the
+        observation are unchanged. Unknown names that `_note_ignored_arguments` already reported
+        get no second text."""
+        spec = next((t for t in self._tool_specs() if t.name == call.name), None)
+        errors = spec.argument_errors(call.arguments) if spec is not None else []
+        for field_name, problem in errors:
+            self._step_argument_errors.append({"tool": call.name, "field": field_name, "problem": problem})
+            if not (noted_unknown and problem.startswith("unknown argument")):
+                self._step_errors.append(f"{call.name}: argument {field_name!r}: {problem}")
 
     def _note_ignored_arguments(self, call: ToolCall, result: ToolResult) -> ToolResult:
         """A call that ran with argument names its schema lacks: say so in the result and count
@@ -421,6 +446,8 @@ class OrchestraEnv(gym.Env[str, str]):
             "tool_calls": dict(self.tool_call_counts),
             "parse_errors": float(self.error_count),
             "step_errors": list(step_errors),
+            "argument_errors": list(self._step_argument_errors),
+            "argument_error_turns": float(self.argument_error_turns),
             "turn": float(self.turn),
             "preference": self.preference.to_dict(),
             "new_messages": [m.to_dict() for m in new],

@@ -143,8 +143,8 @@ class RewardLayout:
     def end_info(self, info: Mapping[str, Any], outcome: float, breakdown: dict[str, Any], end_reason: str) -> dict[str, Any]:
         """The keys an env adds to ``info`` when an episode ends (terminated, truncated or cut by a wrapper):
         ``outcome`` (float), ``solved`` (`is_solved`), ``reward_vector`` (`vector_from_info`),
-        ``reward_vector_names`` (`names`), ``reward_breakdown`` (`breakdown`, as given) and
-        ``end_reason`` (str)."""
+        ``reward_vector_names`` (`names`), ``reward_breakdown`` (`breakdown`, as given),
+        ``end_reason`` (str) and ``action_errors`` (`action_errors`; beside M, never in it)."""
         outcome = float(outcome)
         return {
             "outcome": outcome,
@@ -153,7 +153,18 @@ class RewardLayout:
             "reward_vector_names": self.names,
             "reward_breakdown": breakdown,
             "end_reason": str(end_reason),
+            "action_errors": self.action_errors(info),
         }
+
+    @staticmethod
+    def action_errors(info: Mapping[str, Any]) -> dict[str, float]:
+        """The errors an episode's actions caused, from its ``info``: ``parse_errors`` (malformed
+        actions, unknown tools, ignored argument names) and ``argument_error_turns`` (steps with a
+        call whose arguments break its tool's schema, e.g. ``call_expert`` with ``{"model": ...}``;
+        see `orchestra_gym.env.OrchestraEnv`), both float counts. A metric only: the reward
+        vector M does not hold them (the paper's M has no error term)."""
+        return {"parse_errors": float(info.get("parse_errors", 0.0)),
+                "argument_error_turns": float(info.get("argument_error_turns", 0.0))}
 
     def preference_weights(self, preference: "Mapping[str, Any] | Preference | None") -> np.ndarray:
         """The preference vector P aligned with M: float64 [K], ``[tool weights..., outcome, cost,

@@ -11,6 +11,7 @@ preference vector); OpenAI's chat-completions schema for `Message`, `ToolCall` a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -128,6 +129,28 @@ class ToolResult:
         )
 
 
+def _field_path(path: Any) -> str:
+    """A jsonschema error path as a field name: ``["flights", 0, "date"]`` -> ``flights[0].date``."""
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_validator(schema_json: str) -> Any:
+    """A cached Draft 2020-12 validator of a tool's parameter schema (JSON text); None if unusable."""
+    import jsonschema
+
+    try:
+        schema = json.loads(schema_json)
+        if not isinstance(schema, dict):
+            return None
+        return jsonschema.Draft202012Validator(schema)
+    except Exception:  # noqa: BLE001 - e.g. a non-JSON-schema dict: nothing to check against
+        return None
+
+
 @dataclass
 class ToolSpec:
     """A tool as the policy sees it: the OpenAI function-calling JSON schema.
@@ -173,6 +196,41 @@ class ToolSpec:
         if not isinstance(props, dict) or not props or self.parameters.get("additionalProperties"):
             return []
         return [str(k) for k in arguments if k not in props]
+
+    def argument_errors(self, arguments: Any) -> list[tuple[str, str]]:
+        """Where a call's `arguments` break this tool's JSON schema: ``(field, problem)`` pairs.
+
+        Checked with ``jsonschema`` (Draft 2020-12; ``$defs``/``$ref`` resolved within the
+        schema): a missing required argument, a wrong type, a value outside an ``enum``, ...;
+        nested fields are named by their path (``flights[0].date``); names the schema does not
+        declare (`unknown_arguments`) come last, as ``(name, "unknown argument; <tool> takes
+        [...]")``. ``problem`` is jsonschema's message (at most 200 characters). Arguments that are
+        not a JSON object give ``("", "arguments must be a JSON object, got <type>")``.
+
+        Returns:
+            The pairs in schema-check order, each field once per problem; empty for a call that
+            fits the schema, and for a schema jsonschema cannot use (it is not the call's fault).
+        """
+        if not isinstance(arguments, dict):
+            return [("", f"arguments must be a JSON object, got {type(arguments).__name__}")]
+        out: list[tuple[str, str]] = []
+        validator = _schema_validator(json.dumps(self.parameters, sort_keys=True, default=str))
+        if validator is not None:
+            try:
+                errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+                for e in errors:
+                    path = _field_path(e.absolute_path)
+                    if e.validator == "required":
+                        missing = [str(r) for r in e.validator_value if isinstance(e.instance, dict) and r not in e.instance]
+                        name = next((m for m in missing if repr(m) in e.message), missing[0] if missing else "")
+                        out.append((f"{path}.{name}" if path else name, e.message[:200]))
+                    elif e.validator != "additionalProperties":  # unknown names: below, once
+                        out.append((path, e.message[:200]))
+            except Exception:  # noqa: BLE001 - an unresolvable schema ($ref) is the tool's problem, not the call's
+                out = []
+        known = list((self.parameters or {}).get("properties", {}) or {})
+        out += [(k, f"unknown argument; {self.name} takes {known}") for k in self.unknown_arguments(arguments)]
+        return list(dict.fromkeys(out))
 
 
 @dataclass

@@ -128,9 +128,18 @@ def json_safe(obj: Any) -> Any:
 
 def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
     """success rate, cost per solved task (USD), mean cost (USD) and latency (s), valid-format rate,
-    tool-call mix (calls per episode), cut and invalid counts (`orchestra_gym.evaluation.rollout_summary`)."""
-    return rollout_summary([t.info for t in trajs], turns=[t.turns for t in trajs],
-                           invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
+    tool-call mix (calls per episode), cut and invalid counts (`orchestra_gym.evaluation.rollout_summary`),
+    plus ``valid_call_rate``: the share of the policy's turns that parse as an action and whose calls fit
+    their tools' schemas (1 - (invalid turns + turns with an argument error) / turns; env
+    ``info["argument_error_turns"]``), beside ``valid_format_rate`` (parsing only, what the training
+    guard reads), and ``argument_error_turns`` (per episode)."""
+    s = rollout_summary([t.info for t in trajs], turns=[t.turns for t in trajs],
+                        invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
+    arg_turns = [float(t.info.get("argument_error_turns", 0.0)) for t in trajs]
+    total_turns = sum(t.turns for t in trajs)
+    s["valid_call_rate"] = 1.0 - (sum(t.invalid_turns for t in trajs) + sum(arg_turns)) / max(total_turns, 1)
+    s["argument_error_turns"] = sum(arg_turns) / max(len(trajs), 1)
+    return s
 
 
 def _label_metrics(trajs: list[Trajectory]) -> dict[str, float]:

@@ -190,8 +190,61 @@ def test_unknown_arguments_of_a_call_that_ran_are_reported_and_counted():
     _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-2", "bogus": 1}})
     assert info["parse_errors"] == 1.0 and info["step_errors"][0].startswith("call_expert: ignored unknown argument(s) ['bogus']")
     _, _, _, _, info = env.step({"name": "calculate", "arguments": {"expression": "1 + 1", "bogus": 1}})
-    assert info["parse_errors"] == 1.0 and info["step_errors"] == []  # refused by the tool itself: not a second note
+    # refused by the tool itself: no second note in the observation and parse_errors unchanged, but counted
+    assert info["parse_errors"] == 1.0 and info["argument_error_turns"] == 2.0
+    assert info["step_errors"] == ["calculate: argument 'bogus': unknown argument; calculate takes ['expression']"]
     assert "unexpected argument 'bogus'" in info["new_messages"][1]["content"]
+    assert "[environment]" not in info["new_messages"][1]["content"]
+
+
+def test_a_tool_argument_error_is_counted_with_the_tool_and_the_field():
+    """issue 37: call_expert with {"model": ...} was refused by the tool but counted nowhere."""
+    import gymnasium as gym
+
+    env = gym.make("ToolOrchestra-ToolScale-v0")
+    _, info = env.reset(seed=0)
+    assert info["argument_errors"] == [] and info["argument_error_turns"] == 0.0
+    obs, _, _, _, info = env.step({"name": "call_expert", "arguments": {"model": "expert-2"}})
+    assert "call_expert needs 'expert' to be one of" in info["new_messages"][1]["content"]
+    assert info["argument_errors"] == [
+        {"tool": "call_expert", "field": "expert", "problem": "'expert' is a required property"},
+        {"tool": "call_expert", "field": "model", "problem": "unknown argument; call_expert takes ['expert']"},
+    ]
+    assert info["step_errors"] == [
+        "call_expert: argument 'expert': 'expert' is a required property",
+        "call_expert: argument 'model': unknown argument; call_expert takes ['expert']",
+    ]
+    # apart from parse_errors: max_errors (the training setting's 1) is not spent on it
+    assert info["parse_errors"] == 0.0 and info["argument_error_turns"] == 1.0
+    _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-9"}})
+    assert info["argument_errors"] == [{"tool": "call_expert", "field": "expert",
+                                        "problem": "'expert-9' is not one of ['expert-1', 'expert-2', 'expert-3']"}]
+    _, _, _, _, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-2"}})
+    assert info["argument_errors"] == [] and info["step_errors"] == [] and info["argument_error_turns"] == 2.0
+    env = gym.make("ToolOrchestra-ToolScale-v0", max_errors=1)
+    env.reset(seed=0)
+    _, _, terminated, truncated, info = env.step({"name": "call_expert", "arguments": {"model": "expert-2"}})
+    assert not (terminated or truncated)
+
+
+def test_tool_spec_argument_errors():
+    spec = ToolSpec("book", "d", {
+        "type": "object", "required": ["user", "flights"],
+        "properties": {"user": {"type": "string"}, "cabin": {"enum": ["economy", "business"]},
+                       "flights": {"type": "array", "items": {"$ref": "#/$defs/F"}}},
+        "$defs": {"F": {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}},
+    })
+    assert spec.argument_errors({"user": "u", "flights": [{"date": "2024-05-01"}]}) == []
+    assert spec.argument_errors({"user": 3, "cabin": "first", "flights": [{"date": "d"}, {}], "x": 1}) == [
+        ("cabin", "'first' is not one of ['economy', 'business']"),
+        ("flights[1].date", "'date' is a required property"),
+        ("user", "3 is not of type 'string'"),
+        ("x", "unknown argument; book takes ['user', 'cabin', 'flights']"),
+    ]
+    assert spec.argument_errors({}) == [("user", "'user' is a required property"),
+                                        ("flights", "'flights' is a required property")]
+    assert spec.argument_errors(["a"]) == [("", "arguments must be a JSON object, got list")]
+    assert ToolSpec("g", "d").argument_errors({"z": 1}) == []
 
 
 def test_tool_spec_unknown_arguments():

@@ -305,11 +305,30 @@ def test_layout_vector_from_info_finished_and_cut():
     np.testing.assert_array_equal(layout.vector_from_info(cut), [2.0, 1.0, 0.0, -0.25, -12.5])
     np.testing.assert_array_equal(layout.vector_from_info(info, outcome=0.0), [2.0, 1.0, 0.0, -0.25, -12.5])
     end = layout.end_info(cut, 1.0, {"db": 1.0}, "user_stop")
-    assert list(end) == ["outcome", "solved", "reward_vector", "reward_vector_names", "reward_breakdown", "end_reason"]
+    assert list(end) == ["outcome", "solved", "reward_vector", "reward_vector_names", "reward_breakdown", "end_reason",
+                         "action_errors"]
+    assert end["action_errors"] == {"parse_errors": 0.0, "argument_error_turns": 0.0}
     assert end["solved"] is True and end["reward_vector_names"] == layout.names and end["end_reason"] == "user_stop"
     assert layout.end_info(cut, 0.5, {}, "answer")["solved"] is False and is_solved(1.0 - 1e-10)
     with pytest.raises(ValueError, match="outcome = 2.0 must be in"):
         layout.vector_from_info(info, outcome=2.0)
+
+
+def test_layout_sees_an_argument_error_beside_the_reward_vector():
+    """issue 37: call_expert with {"model": ...} is counted at the episode's end, and M is unchanged by it."""
+    def play(first):
+        env = gym.make("ToolOrchestra-ToolScale-v0", max_turns=2)
+        env.reset(seed=3, options={"tools": ["call_expert"]})
+        env.step(first)
+        *_, info = env.step({"name": "call_expert", "arguments": {"expert": "expert-1"}})
+        return env.unwrapped.reward_layout, info
+
+    layout, bad = play({"name": "call_expert", "arguments": {"model": "expert-2"}})
+    assert bad["end_reason"] == "turn_limit"
+    assert bad["action_errors"] == layout.action_errors(bad) == {"parse_errors": 0.0, "argument_error_turns": 1.0}
+    _, good = play("<message>Hello</message>")
+    assert good["action_errors"] == {"parse_errors": 0.0, "argument_error_turns": 0.0}
+    assert len(bad["reward_vector"]) == len(good["reward_vector"]) == layout.size
 
 
 def test_layout_preference_weights_align_with_names():
