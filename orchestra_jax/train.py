@@ -132,9 +132,15 @@ def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
     plus ``valid_call_rate``: the share of the policy's turns that parse as an action and whose calls fit
     their tools' schemas (1 - (invalid turns + turns with an argument error) / turns; env
     ``info["argument_error_turns"]``), beside ``valid_format_rate`` (parsing only, what the training
-    guard reads), and ``argument_error_turns`` (per episode)."""
+    guard reads), and ``argument_error_turns`` (per episode). ``turns_per_episode`` counts the env's
+    turns (``info["turn"]``, what ``max_turns`` limits; an expert's extra actions in ``expert_scope="turn"``
+    included), ``policy_turns_per_episode`` the policy's own generations."""
     s = rollout_summary([t.info for t in trajs], turns=[t.turns for t in trajs],
                         invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
+    # turns as the env counts them (info["turn"]: what max_turns limits, and what `orchestra eval` reports
+    # as mean_turns: with expert_scope="turn" one policy turn is several env turns), the policy's own apart
+    s["policy_turns_per_episode"] = s["turns_per_episode"]
+    s["turns_per_episode"] = sum(float(t.info.get("turn", 0.0)) for t in trajs) / max(len(trajs), 1)
     arg_turns = [float(t.info.get("argument_error_turns", 0.0)) for t in trajs]
     total_turns = sum(t.turns for t in trajs)
     s["valid_call_rate"] = 1.0 - (sum(t.invalid_turns for t in trajs) + sum(arg_turns)) / max(total_turns, 1)
@@ -152,6 +158,28 @@ def _label_metrics(trajs: list[Trajectory]) -> dict[str, float]:
         out[f"kind/{label}/success"] = g["success_rate"]
         out.update({f"kind/{label}/{k}": v for k, v in g["tool_mix"].items() if k.startswith("expert-")})
     return out
+
+
+def tool_mix_summary(mix: dict[str, float], models: list[str], aggregates: list[str]) -> dict[str, float]:
+    """A tool mix (calls per episode) as a newcomer reads it: each model's calls (the experts, in the
+    env's reward-layout order) and ``domain_calls``, the calls of every other tool together (the
+    policy's and those an expert made for it). The aggregate model tools (``call_expert``: the sum of
+    the expert counts) are left out."""
+    out = {m: float(mix.get(m, 0.0)) for m in models}
+    out["domain_calls"] = float(sum(v for k, v in mix.items() if k not in out and k not in aggregates))
+    return out
+
+
+def _mix_names(env: Any) -> tuple[list[str], list[str]]:
+    """(models, aggregate model tools) of an env after a reset: its reward layout's tools and its
+    ``kind="model"`` tool names."""
+    u = env.unwrapped
+    specs = u._tool_specs() if hasattr(u, "_tool_specs") else []
+    return list(u.reward_layout.tools), [s.name for s in specs if s.kind == "model"]
+
+
+#: the fixed rules on the training plot and in summary.json: always the same expert (`orchestra_gym.agents`)
+BASELINE_PREFIX = "expert-"
 
 
 def held_out_tasks(n: int) -> list[int]:
@@ -289,8 +317,51 @@ class Run:
         s = episode_summary(trajs)
         s["tag"] = tag
         s["preference"] = dict(preference if preference is not None else cfg.preference)
-        (self.dir / f"eval_{tag}.json").write_text(json.dumps(json_safe(s), indent=1))
+        return self._summarised(s, f"eval_{tag}.json")
+
+    def _summarised(self, s: dict[str, Any], file_name: str) -> dict[str, Any]:
+        """Write `s` (with its whole tool mix, as ``tool_mix_by_tool``) to DIR/`file_name`; return it with
+        the mix summarised (`tool_mix_summary`) for summary.json."""
+        models, aggregates = _mix_names(self.envs[0])
+        full = dict(s["tool_mix"])
+        s["tool_mix"] = tool_mix_summary(full, models, aggregates)
+        (self.dir / file_name).write_text(json.dumps(json_safe({**s, "tool_mix_by_tool": full}), indent=1))
         return s
+
+    def baselines(self, n_tasks: int, preference: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+        """The fixed rules on the held-out tasks of `evaluate`, in the run's setting (env kwargs, reset
+        options, preference, and each task's env seed): each expert of the env called for every turn
+        (``expert-<k>`` agents of `orchestra_gym.agents`), one episode per task. Writes DIR/baseline_<agent>.json; returns
+        agent -> its summary (as `evaluate`'s: success_rate, mean_cost_usd (USD), mean_latency_s (s),
+        turns_per_episode, tool_mix...). Plays after training: the policy's parameters are untouched."""
+        from orchestra_gym.agents import make_agent
+
+        cfg = self.cfg
+        env = make_envs(cfg, 1)[0]
+        out: dict[str, dict[str, Any]] = {}
+        try:
+            env.reset(seed=0, options=cfg.reset_options(held_out_tasks(1)[0], preference))
+            names = [m for m in env.unwrapped.reward_layout.tools if m.startswith(BASELINE_PREFIX)]
+            for name in names:
+                infos = []
+                for i, task in enumerate(held_out_tasks(n_tasks)):
+                    agent = make_agent(name, cfg.seed + i)
+                    start = i - i % len(self.envs)  # the env seed `play_tasks` gives task i: same draws
+                    obs, info = env.reset(seed=(cfg.seed + 7 + start) * 1000 + i - start,
+                                          options=cfg.reset_options(task, preference))
+                    agent.reset(env, obs, info)
+                    for _ in range(10 * max(cfg.max_turns, 1)):  # the env's own turn limit ends it first
+                        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                        if terminated or truncated:
+                            break
+                    infos.append(info)
+                s = rollout_summary(infos)
+                s.update(agent=name, tag=f"baseline_{name}",
+                         preference=dict(preference if preference is not None else cfg.preference))
+                out[name] = self._summarised(s, f"baseline_{name}.json")
+        finally:
+            env.close()
+        return out
 
     # ------------------------------------------------------------------ SFT
     def sft(self) -> Any:
@@ -510,7 +581,9 @@ class Run:
 def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_only: bool = False) -> dict[str, Any]:
     """SFT warm start (if sft_steps > 0), evaluation, GRPO, evaluation; writes DIR/summary.json.
 
-    summary.json holds the evaluations before and after GRPO, ``sft_params_sha256`` (the warm start's
+    summary.json holds the evaluations before and after GRPO (tool mix summarised: `tool_mix_summary`;
+    the whole mix in DIR/eval_<tag>.json), the fixed-rule ``baselines`` on the same held-out tasks
+    (`Run.baselines`), ``sft_params_sha256`` (the warm start's
     parameters) and ``params_sha256`` (the final ones; `train_step.params_digest`) to compare runs bit
     for bit.
 
@@ -533,6 +606,7 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
         # the held-out preference vectors (paper Table 3): does the policy follow what each asks?
         held_out = {name: run.evaluate(params, cfg.eval_tasks, f"final_{name}", pref)
                     for name, pref in cfg.eval_preferences.items()} if cfg.eval_tasks else {}
+        baselines = run.baselines(cfg.eval_tasks) if cfg.eval_tasks else {}
         summary = {
             "config": cfg.name,
             "steps": steps,
@@ -545,12 +619,13 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
             "initial_cost_per_solved_usd": initial["cost_per_solved_usd"] if initial else None,
             "final_cost_per_solved_usd": final["cost_per_solved_usd"] if final else None,
             "held_out_preferences": held_out,
+            "baselines": baselines,
             "sft_params_sha256": sft_digest,
             "params_sha256": params_digest(params),
             "peak_rss_gib": _peak_rss_gib(),
             "devices": [str(d) for d in jax.devices()],
         }
-        summary["plots"] = write_plots(run.dir, initial, final)
+        summary["plots"] = write_plots(run.dir, initial, final, baselines)
         summary = json_safe(summary)  # valid JSON: inf/NaN -> null with a <key>_note
         (run.dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
