@@ -1,5 +1,6 @@
 """The import graphs of orchestra_gym and orchestra_jax: every module imports, each graph is
-acyclic, orchestra_gym never imports orchestra_jax.
+acyclic, orchestra_gym never imports orchestra_jax, no module is over 900 lines, and the evaluation
+package keeps the names of the module it replaced.
 
 A graph is read from the source with `ast`: every ``import`` statement of a module, at its top
 level, inside a function or under ``if TYPE_CHECKING:`` (an import inside a function hides a cycle
@@ -22,6 +23,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "orchestra_gym"
 PACKAGES = ("orchestra_gym", "orchestra_jax")
+MAX_MODULE_LINES = 900
 
 
 def modules(package: str = PACKAGE) -> dict[str, Path]:
@@ -136,3 +138,40 @@ def test_the_graph_sees_imports_inside_functions_and_parent_packages(tmp_path):
     src.write_text("import os\n\ndef f():\n    from orchestra_gym.pkg.b import thing\n    from . import a\n")
     assert imported_names("orchestra_gym.a", src, known) == {"os", "orchestra_gym.pkg.b", "orchestra_gym.a"}
     assert _ancestors("orchestra_gym.pkg.b") == ["orchestra_gym", "orchestra_gym.pkg"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_is_over_900_lines(package):
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules(package).items()}
+    assert len(sizes) > 15
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+# The public names of the single orchestra_gym/evaluation.py module (its __all__ and the names importers used)
+EVALUATION_NAMES = (
+    "EpisodeResult", "run_episodes", "evaluate", "resume", "regrade", "load_run", "RunConfig", "run_summary",
+    "infra_error_of", "is_infra", "INFRA_EXCEPTIONS", "pass_hat_k", "pass_hat_ks", "table1_row", "tau2_task_weighted",
+    "report", "cost_accuracy_hull", "hull_accuracy", "hull_gap", "aiq", "summarize", "qa_metrics", "rollout_summary",
+    "preference_score", "group_preference_score", "wald_interval", "mean_tool_calls", "by_label", "format_table",
+    "format_qa_table", "format_mix", "jsonable", "MODEL_TOOLS", "ORCHESTRATOR_USAGE", "asked_moves", "moves_as_asked",
+    "Outcome", "RUN_FILE", "TRAJECTORIES_FILE", "SUMMARY_FILE", "TAU2_PREFIX",
+)
+
+
+def test_the_evaluation_package_keeps_its_names_one_job_per_module():
+    import orchestra_gym.agents.fit as fit
+    import orchestra_gym.evaluation as evaluation
+
+    assert [n for n in EVALUATION_NAMES if not hasattr(evaluation, n)] == []
+    assert set(evaluation.__all__) >= set(EVALUATION_NAMES) and all(hasattr(evaluation, n) for n in evaluation.__all__)
+    owners = {n: getattr(evaluation, n).__module__.rsplit(".", 1)[-1] for n in
+              ("run_episodes", "evaluate", "resume", "regrade", "load_run", "RunConfig", "summarize", "wald_interval",
+               "pass_hat_k", "aiq", "group_preference_score", "asked_moves", "report", "format_table", "EpisodeResult")}
+    assert owners == {"run_episodes": "runner", "evaluate": "runs", "resume": "runs", "regrade": "runs",
+                      "load_run": "runs", "RunConfig": "runs", "summarize": "metrics", "wald_interval": "metrics",
+                      "pass_hat_k": "metrics", "aiq": "metrics", "group_preference_score": "metrics",
+                      "asked_moves": "metrics", "report": "report", "format_table": "report", "EpisodeResult": "records"}
+    assert fit.fit_router.__module__ == "orchestra_gym.agents.fit" and fit.ROUTER_COST_WEIGHTS[0] == 0.0
+    graph = import_graph()  # the metrics are pure: they import no runner, run folder, report or agent
+    assert not {"orchestra_gym.evaluation.runner", "orchestra_gym.evaluation.runs", "orchestra_gym.evaluation.report",
+                "orchestra_gym.agents"} & graph["orchestra_gym.evaluation.metrics"]

@@ -21,13 +21,16 @@ Agents:
       demonstrator of the trainer's supervised warm start (function-calling envs).
     * ``router`` (`RouterAgent`): the classical router of RouterBench / RouteLLM, a lookup from task
       features (category, difficulty) to one expert, fitted on training tasks
-      (`orchestra_gym.evaluation.fit_router`); not built by name, since it needs a fit.
+      (`orchestra_gym.agents.fit.fit_router`); not built by name, since it needs a fit.
     * ``llm:<model id>`` (`LLMAgent`): a chat model behind any OpenAI-compatible endpoint named in
       the models file is the orchestrator (the paper's prompted baselines, ToolOrchestra Table 1).
 
 `agent_factory(spec)` turns an agent spec into an `AgentFactory` (the agents of one evaluation, and
 the setting an agent brings, e.g. a trained run's env); other packages add spec kinds with
 `register_agent_kind` (``policy:<run dir>`` from `orchestra_jax`, which this package never imports).
+
+`orchestra_gym.agents.fit` fits baseline agents on played episodes (`fit_router`); it is not imported
+here, since it plays through `orchestra_gym.evaluation`, which builds its agents from this module.
 """
 
 from __future__ import annotations

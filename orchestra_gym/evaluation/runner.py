@@ -1,0 +1,271 @@
+"""The one episode runner of orchestra_gym: agents x envs x tasks x trials.
+
+`run_episodes` plays an agent on an env over a list of tasks and trials and returns one
+`EpisodeResult` per episode (task id, trial, seed, the final ``info``, optionally the transcript).
+An episode depends only on its own seed, task and reset options, so the plan
+(`EpisodeResult.trial`, ``seed + index``) stays the same when episodes run concurrently
+(``max_concurrency``: threads, an env per worker, results in plan order, an agent object shared by
+several episodes played one at a time) or are resumed (``done``). Infrastructure failures
+(`infra_error_of`, `INFRA_EXCEPTIONS`) are retried, then recorded apart. Episodes are appended to
+a trajectories file as they end (`orchestra_gym.evaluation.records.TrajectoryWriter`).
+
+Run folders, resume and regrade are `orchestra_gym.evaluation.runs`; the metrics
+`orchestra_gym.evaluation.metrics`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import queue
+import re
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import httpx
+from tqdm import tqdm
+
+from orchestra_gym.agents import Agent
+from orchestra_gym.errors import InfraError
+from orchestra_gym.evaluation.records import EpisodeResult, TrajectoryWriter
+
+__all__ = ["run_episodes", "infra_error_of", "INFRA_EXCEPTIONS"]
+
+def _env_name(env: gym.Env) -> str:
+    return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+
+
+#: What an agent may raise for a failure outside the policy (an endpoint down after its retries, a
+#: timeout): the episode is retried, then recorded as an infra failure.
+INFRA_EXCEPTIONS: tuple[type[BaseException], ...] = (InfraError, TimeoutError, ConnectionError, httpx.TransportError)
+
+
+# The text `orchestra_gym.tools.llm` puts in a call's error once its retries ran out on a retryable
+# failure (timeouts, connection errors, HTTP 429 and 5xx); tools pass it on in their tool message.
+_RETRIES_EXHAUSTED = re.compile(r"failed after \d+ attempts?: (?:timeout|connection error|HTTP (?:429|5\d\d))")
+
+
+def infra_error_of(info: Mapping[str, Any]) -> str | None:
+    """The infrastructure failure a step's ``info`` reports, or None.
+
+    Two reports count: the episode ended with ``end_reason == "orchestrator_error"`` (the agent's
+    own model could not be reached, reported through the env; the text is its ``step_errors``),
+    and a tool message of the step (``info["new_messages"]``) carrying
+    `orchestra_gym.tools.llm`'s text for a call whose retries ran out on a retryable failure
+    (``... failed after N attempts: timeout | connection error | HTTP 429 | HTTP 5xx``): an expert,
+    search or answer model that is down. A tool's other errors (HTTP 400, a bad argument) are the
+    agent's, not infrastructure.
+    """
+    if info.get("end_reason") == "orchestrator_error":
+        errors = info.get("step_errors") or ["the orchestrator's model failed"]
+        return f"orchestrator: {errors[0]}"
+    for m in info.get("new_messages", ()):
+        content = m.get("content") or ""
+        if m.get("role") == "tool" and "failed after" in content and _RETRIES_EXHAUSTED.search(content):
+            return f"tool {m.get('name') or ''}: {content[:500]}"
+    return None
+
+
+class _AgentGuard:
+    """One lock per agent object in use: an agent factory that hands the same object to several
+    episodes (a trained policy) gets them played one at a time, whatever the concurrency."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.in_use: dict[int, list[Any]] = {}  # id(agent) -> [agent, lock, users]
+
+    @contextlib.contextmanager
+    def hold(self, agent: Any):
+        with self.lock:
+            entry = self.in_use.setdefault(id(agent), [agent, threading.Lock(), 0])
+            entry[2] += 1
+        try:
+            with entry[1]:
+                yield
+        finally:
+            with self.lock:
+                entry[2] -= 1
+                if entry[2] == 0:
+                    del self.in_use[id(agent)]
+
+
+def run_episodes(
+    env_factory: Callable[[], gym.Env],
+    agent_factory: Callable[[int], Agent],
+    episodes: int = 0,
+    *,
+    seed: int = 0,
+    task_ids: Sequence[Any] | None = None,
+    all_tasks: bool = False,
+    trials: int = 1,
+    options: Mapping[str, Any] | None = None,
+    keep_messages: bool = False,
+    trajectories_path: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    desc: str | None = None,
+    max_concurrency: int = 1,
+    max_retries: int = 0,
+    done: Sequence[EpisodeResult] = (),
+    append: bool = False,
+) -> list[EpisodeResult]:
+    """Play agents on an env: the one episode runner.
+
+    The tasks: `task_ids` when given; else, with `all_tasks`, the env's fixed task list
+    (``env.unwrapped.task_ids``: tau2, HLE, FRAMES); `episodes` caps either (0 = all). Otherwise
+    `episodes` episodes whose tasks the env draws from their seeds. Each task is played `trials`
+    times, trial by trial (every task once, then every task again...); episode number i of that
+    order (the plan) is reset with seed ``seed + i`` and ``options`` plus ``{"task_id": ...}``
+    (with one trial and drawn tasks: episode i has seed ``seed + i``, as ``orchestra eval``
+    always did). Trials of drawn tasks are further draws.
+
+    Concurrency: with `max_concurrency` > 1, that many episodes run at once in threads, each
+    on its own env and its own agent; an episode
+    depends only on its seed, task and options, so each result equals a serial run's for a
+    deterministic agent, and the results keep the plan's order. An agent object handed to several
+    episodes (a factory returning one object) plays them one at a time. Each model's
+    ``max_concurrency`` of the models file holds across the workers (the chat models share one
+    semaphore per model and endpoint, `orchestra_gym.tools.llm.OpenAIChatModel`).
+
+    Infrastructure failures: an episode whose agent raises one of `INFRA_EXCEPTIONS`, or whose
+    ``info`` reports one (`infra_error_of`: the orchestrator's model down, a tool's model down
+    after its retries), is stopped and played again, up to `max_retries` more times; after that
+    it is returned with ``infra_error`` set (its ``info`` the last one seen, ``{}`` after an
+    exception). The metrics leave such episodes out and count them apart.
+
+    Args:
+        env_factory: builds an env (called once for the plan, then once more per extra worker,
+            from the calling thread).
+        agent_factory: ``seed -> agent`` for each episode (an object with ``reset(env, obs, info)``
+            and ``act(obs, info)``, see `orchestra_gym.agents.Agent`).
+        episodes: the number of drawn-task episodes, or the cap on a task list (0 = all).
+        seed: the first episode's seed.
+        task_ids: the tasks to play (``options["task_id"]`` of each episode).
+        all_tasks: play the env's fixed task list.
+        trials: plays of each task (>= 1).
+        options: reset options of every episode (``preference``, ``tools``, ...).
+        keep_messages: keep each transcript in `EpisodeResult.messages`.
+        trajectories_path: append one JSON line per episode the moment it ends (`EpisodeResult.record`
+            plus ``messages``; flushed per line; in the order episodes end, which under
+            concurrency is not the plan's: the lines carry ``seed`` and ``trial``).
+        progress: show a progress bar on stderr; desc: its label.
+        max_concurrency: episodes played at once (>= 1).
+        max_retries: extra plays of an episode that hit an infrastructure failure (>= 0).
+        done: episodes already played (a resumed run): the plan's episodes with the same seed and
+            trial, not infra failures, are returned as they are and not played again.
+        append: append to `trajectories_path` instead of starting it anew.
+
+    Returns:
+        One `EpisodeResult` per episode of the plan, in plan order. The envs are closed.
+
+    Raises:
+        ValueError: `trials` < 1, `episodes` < 0, `max_concurrency` < 1, `max_retries` < 0, or
+            `all_tasks` on an env without a task list. An agent's or env's own exception (a bug)
+            stops the run and propagates (episodes already ended are in the trajectories file).
+    """
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if episodes < 0:
+        raise ValueError(f"episodes must be >= 0 (0 = every task of a task list), got {episodes}")
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    pool: queue.SimpleQueue[gym.Env] = queue.SimpleQueue()
+    envs = [env_factory()]
+    pool.put(envs[0])
+    writer = None
+    try:
+        if task_ids is None and all_tasks:
+            task_ids = getattr(envs[0].unwrapped, "task_ids", None)
+            if not task_ids:
+                raise ValueError(f"{_env_name(envs[0])} has no fixed task list; --all-tasks works for tau2, HLE and FRAMES envs")
+        tasks: list[Any] = list(task_ids)[: episodes or None] if task_ids is not None else [None] * episodes
+        plan = [(trial, tid) for trial in range(trials) for tid in tasks]
+        previous = {r.seed: r for r in done if r.infra_error is None}
+        results: list[EpisodeResult | None] = []
+        for i, (trial, tid) in enumerate(plan):
+            r = previous.get(seed + i)
+            ok = r is not None and r.trial == trial and (tid is None or r.task_id == tid)
+            results.append(r if ok else None)
+            if ok and not keep_messages:
+                r.messages = None
+        todo = [i for i, r in enumerate(results) if r is None]
+        while len(envs) < min(max_concurrency, len(todo)):  # built here, not in the workers: env constructors need not be thread-safe
+            envs.append(env_factory())
+            pool.put(envs[-1])
+        writer = TrajectoryWriter(trajectories_path, append) if trajectories_path else None
+        guard = _AgentGuard()
+
+        def play(i: int) -> EpisodeResult:
+            trial, tid = plan[i]
+            opts = dict(options or {}, **({"task_id": tid} if tid is not None else {}))
+            agent = agent_factory(seed + i)
+            env = pool.get()  # one per worker: never empty for long
+            try:
+                with guard.hold(agent):
+                    result = _play_with_retries(env, agent, seed + i, trial, tid, opts or None,
+                                                keep_messages or writer is not None, max_retries)
+            finally:
+                pool.put(env)
+            if writer is not None:
+                writer.write(result)
+                if not keep_messages:
+                    result.messages = None
+            return result
+
+        bar = tqdm(total=len(todo), desc=desc or _env_name(envs[0]), disable=not progress, file=sys.stderr)
+        with bar:
+            if max_concurrency == 1:
+                for i in todo:
+                    results[i] = play(i)
+                    bar.update()
+            else:
+                with concurrent.futures.ThreadPoolExecutor(max_concurrency, thread_name_prefix="episode") as ex:
+                    futures = {ex.submit(play, i): i for i in todo}
+                    try:
+                        for f in concurrent.futures.as_completed(futures):
+                            results[futures[f]] = f.result()
+                            bar.update()
+                    except BaseException:
+                        ex.shutdown(wait=True, cancel_futures=True)
+                        raise
+    finally:
+        if writer is not None:
+            writer.close()
+        for env in envs:
+            env.close()
+    return results  # type: ignore[return-value]  (every slot is filled)
+
+
+def _play_with_retries(env: gym.Env, agent: Agent, seed: int, trial: int, task_id: Any,
+                       options: dict[str, Any] | None, keep: bool, max_retries: int) -> EpisodeResult:
+    """`_play`, again after an infrastructure failure, at most `max_retries` more times."""
+    for attempt in range(1, max_retries + 2):
+        try:
+            result = _play(env, agent, seed, trial, options, keep)
+        except INFRA_EXCEPTIONS as e:
+            result = EpisodeResult(task_id, trial, seed, {}, infra_error=f"{type(e).__name__}: {e}")
+        result.attempts = attempt
+        if result.infra_error is None:
+            break
+    return result
+
+
+def _play(env: gym.Env, agent: Agent, seed: int, trial: int, options: dict[str, Any] | None, keep: bool) -> EpisodeResult:
+    """One episode: reset, then the agent's actions until terminated or truncated, or until a step
+    reports an infrastructure failure (`infra_error_of`), which stops it."""
+    obs, info = env.reset(seed=seed, options=options)
+    agent.reset(env, obs, info)
+    steps, done, infra = 0, False, None
+    while not done and infra is None:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        steps += 1
+        done = terminated or truncated
+        infra = infra_error_of(info)
+    u = env.unwrapped
+    messages = [m.to_dict() for m in u.messages] if keep else None
+    return EpisodeResult(getattr(u.task, "id", None), trial, seed, info, steps, messages, infra)

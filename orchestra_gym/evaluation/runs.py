@@ -1,0 +1,329 @@
+"""Run folders of ``orchestra eval --output-dir``: make, resume, regrade and load them.
+
+A run folder holds ``run.json`` (`RunConfig`: env id and kwargs, agent, seed, episodes, trials,
+reset options, infra retries: everything that fixes the plan), ``trajectories.jsonl`` (one line per
+episode, appended and flushed as it ends: `orchestra_gym.evaluation.records.trajectory_line`) and
+``summary.json`` (`run_summary`, written atomically). `evaluate` makes one and plays it through the
+runner (`orchestra_gym.evaluation.runner.run_episodes`), `resume` plays only what it lacks (the same
+summary as an uninterrupted run), `regrade` recomputes grades and the summary from the stored
+trajectories, `load_run` reads one back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from orchestra_gym.agents import Agent, agent_factory, check_agent_name
+from orchestra_gym.envs.qa import QAEnv
+from orchestra_gym.evaluation.metrics import pass_hat_ks, qa_metrics, summarize
+from orchestra_gym.evaluation.records import EpisodeResult, jsonable, trajectory_line
+from orchestra_gym.evaluation.runner import run_episodes
+from orchestra_gym.rewards import RewardLayout, is_solved
+
+__all__ = ["RunConfig", "evaluate", "resume", "regrade", "load_run", "run_summary", "RUN_FILE", "TRAJECTORIES_FILE",
+           "SUMMARY_FILE"]
+
+RUN_FILE, TRAJECTORIES_FILE, SUMMARY_FILE = "run.json", "trajectories.jsonl", "summary.json"
+
+
+@dataclass
+class RunConfig:
+    """What a run folder's ``run.json`` holds: everything that fixes the run's plan.
+
+    Attributes:
+        env: the registered env id; env_kwargs: its ``gym.make`` keyword arguments (JSON-able).
+        agent: the agent spec (``oracle``, ``expert-1``, ``llm:gpt-5``...).
+        seed, episodes, all_tasks, trials, options: as `run_episodes`.
+        max_retries: infra retries per episode (`run_episodes`).
+    """
+
+    env: str
+    agent: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    episodes: int = 0
+    all_tasks: bool = False
+    trials: int = 1
+    options: dict[str, Any] = field(default_factory=dict)
+    max_retries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``run.json`` object."""
+        return jsonable(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RunConfig":
+        """Inverse of `to_dict` (unknown keys ignored, for folders of later versions)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def load_run(run_dir: str | os.PathLike[str], repair: bool = False) -> tuple[RunConfig, list[EpisodeResult]]:
+    """A run folder's config and episodes (one per seed, the last line of a seed winning, sorted by
+    seed, i.e. in plan order).
+
+    A last line cut short (the run was killed while writing it) is skipped; with `repair` it is
+    also cut off the file, so that appended lines start on a line of their own.
+
+    Raises:
+        FileNotFoundError: no ``run.json`` in `run_dir` (names the folder).
+        ValueError: a line other than the last that is not JSON (names the line).
+    """
+    root = Path(run_dir)
+    if not (root / RUN_FILE).is_file():
+        raise FileNotFoundError(f"{root} is not a run folder (no {RUN_FILE}); make one with orchestra eval --output-dir {root}")
+    cfg = RunConfig.from_dict(json.loads((root / RUN_FILE).read_text(encoding="utf-8")))
+    path = root / TRAJECTORIES_FILE
+    by_seed: dict[int, EpisodeResult] = {}
+    if path.is_file():
+        data = path.read_bytes()
+        end = data.rfind(b"\n") + 1  # everything after the last newline is a torn line
+        if repair and end < len(data):
+            with open(path, "r+b") as f:
+                f.truncate(end)
+        for n, line in enumerate(data[:end].decode("utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                r = EpisodeResult.from_record(json.loads(line))
+            except (json.JSONDecodeError, KeyError) as e:
+                raise ValueError(f"{path}, line {n}: not an episode record ({e}); remove the line or start a new run folder") from None
+            by_seed[r.seed] = r
+    return cfg, [by_seed[k] for k in sorted(by_seed)]
+
+
+def _make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> Callable[[], gym.Env]:
+    return lambda: gym.make(env_id, **dict(env_kwargs))
+
+
+def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult], *, agents: Callable[[int], Agent] | None,
+             max_concurrency: int, progress: bool, trajectories_path: Any = None,
+             keep_messages: bool = False) -> tuple[list[EpisodeResult], dict[str, Any]]:
+    """Run `cfg` (skipping `done`), write the run folder's files, and summarize."""
+    make = _make_env(cfg.env, cfg.env_kwargs)
+    first = make()
+    handed = [first]
+    is_qa = isinstance(first.unwrapped, QAEnv)
+    if run_dir is not None:
+        trajectories_path = run_dir / TRAJECTORIES_FILE
+    factory = None
+    if agents is None:  # the spec's agents (baselines, llm:<id> with the run's models file, registered kinds)
+        factory = agent_factory(cfg.agent, cfg.seed, cfg.env_kwargs.get("models"))
+        agents = lambda s: factory(s - cfg.seed)  # noqa: E731  (episode index from its seed)
+    try:
+        results = run_episodes(
+            lambda: handed.pop() if handed else make(), agents, cfg.episodes,
+            seed=cfg.seed, all_tasks=cfg.all_tasks, trials=cfg.trials, options=cfg.options or None,
+            trajectories_path=trajectories_path, progress=progress, desc=f"{cfg.agent} on {cfg.env}",
+            max_concurrency=max_concurrency, max_retries=cfg.max_retries, done=done,
+            append=bool(done) or run_dir is not None, keep_messages=keep_messages,
+        )
+    finally:
+        if factory is not None:
+            factory.close()
+    summary = run_summary(results, cfg, qa=is_qa)
+    if run_dir is not None:
+        _write_json(run_dir / SUMMARY_FILE, summary)
+    return results, summary
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    """Write JSON atomically (a temporary file, then rename), so a kill never leaves half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(jsonable(obj), indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_summary(results: Sequence[EpisodeResult], cfg: RunConfig, qa: bool = False) -> dict[str, Any]:
+    """A run's ``summary.json``: `summarize` plus ``env``, ``agent``, ``seed``, ``trials``,
+    ``pass_hat_k`` (`pass_hat_ks`, keyed by ``str(k)`` as in the JSON file, k = 1..trials) and,
+    for QA envs, ``qa`` (`qa_metrics`)."""
+    summary = summarize(results)
+    passk = {str(k): v for k, v in pass_hat_ks(results, cfg.trials).items()}
+    summary.update(env=cfg.env, agent=cfg.agent, seed=cfg.seed, trials=cfg.trials, pass_hat_k=passk)
+    if qa:
+        summary["qa"] = qa_metrics(results)
+    return summary
+
+
+def evaluate(
+    env_id: str,
+    agent: str,
+    episodes: int,
+    *,
+    seed: int = 0,
+    env_kwargs: Mapping[str, Any] | None = None,
+    all_tasks: bool = False,
+    trials: int = 1,
+    trajectories_path: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    options: Mapping[str, Any] | None = None,
+    max_concurrency: int = 1,
+    max_retries: int = 0,
+    output_dir: str | os.PathLike[str] | None = None,
+    agents: Callable[[int], Agent] | None = None,
+    keep_messages: bool = False,
+) -> tuple[list[EpisodeResult], dict[str, Any]]:
+    """An agent on a registered env: `run_episodes` then the metrics (``orchestra eval``).
+
+    Args:
+        env_id: a registered id (``orchestra_gym.ENV_IDS``); env_kwargs: keyword arguments of
+            ``gym.make`` (JSON-able when `output_dir` is given).
+        agent: an agent spec (`orchestra_gym.agents.agent_factory`: a baseline such as random,
+            oracle, cascade, expert-<k>, each episode's agent seeded with that episode's seed;
+            ``llm:<model id>`` with the models file ``env_kwargs["models"]``; a registered kind such
+            as ``policy:<run dir>``), or the name of the agents `agents` builds.
+        episodes, seed, all_tasks, trials, trajectories_path, progress, options, max_concurrency,
+        max_retries, keep_messages: as `run_episodes`.
+        output_dir: a new run folder: ``run.json`` (`RunConfig`), ``trajectories.jsonl`` (one line
+            per episode as it ends) and ``summary.json``; `resume` continues it.
+        agents: ``seed -> agent``, instead of the spec's `agent_factory`.
+
+    Returns:
+        ``(results, summary)``: `run_summary` (`summarize` plus ``env``, ``agent``, ``seed``,
+        ``trials``, ``pass_hat_k`` and for QA envs (HLE, FRAMES) ``qa``).
+
+    Raises:
+        gymnasium.error.Error: unknown env id; ValueError: unknown agent, a bad argument, or an
+        `output_dir` that already holds a run (resume it instead).
+    """
+    cfg = RunConfig(env_id, agent, dict(env_kwargs or {}), seed, episodes, all_tasks, trials, dict(options or {}), max_retries)
+    run_dir = None
+    if output_dir is not None:
+        if trajectories_path is not None:
+            raise ValueError("give --trajectories or --output-dir (which holds trajectories.jsonl), not both")
+        run_dir = Path(output_dir)
+        if (run_dir / RUN_FILE).exists():
+            raise ValueError(f"{run_dir} already holds a run; continue it with --resume {run_dir}, or pick a new --output-dir")
+        if agents is None:
+            kind = agent.partition(":")[0]
+            if kind not in ("llm", "policy"):
+                check_agent_name(agent)  # an unknown agent fails before the folder is made
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _write_json(run_dir / RUN_FILE, cfg.to_dict())
+    return _execute(cfg, run_dir, (), agents=agents, max_concurrency=max_concurrency, progress=progress,
+                    trajectories_path=trajectories_path, keep_messages=keep_messages)
+
+
+def resume(
+    run_dir: str | os.PathLike[str],
+    *,
+    env_id: str | None = None,
+    agent: str | None = None,
+    max_concurrency: int = 1,
+    max_retries: int | None = None,
+    progress: bool = False,
+    agents: Callable[[int], Agent] | None = None,
+) -> tuple[list[EpisodeResult], dict[str, Any]]:
+    """Continue a run folder: play only the plan's episodes its trajectories lack (infra failures
+    included), append them, and rewrite ``summary.json`` over all of them (the same summary as an
+    uninterrupted run: the plan and every episode's seed come from ``run.json``).
+
+    Args:
+        run_dir: the folder `evaluate` made. env_id, agent: when given, they must be the run's.
+        max_concurrency: as `run_episodes`; max_retries: overrides the run's.
+        progress, agents: as `evaluate`.
+
+    Raises:
+        FileNotFoundError: not a run folder. ValueError: `env_id` or `agent` differ from the run's
+        (the message names both), or a damaged trajectories file.
+    """
+    root = Path(run_dir)
+    cfg, done = load_run(root, repair=True)
+    if (env_id is not None and env_id != cfg.env) or (agent is not None and agent != cfg.agent):
+        raise ValueError(f"{root} is a run of env {cfg.env!r} with agent {cfg.agent!r}, not env {env_id or cfg.env!r} "
+                         f"with agent {agent or cfg.agent!r}; resume it with its own --env/--agent or pick a new --output-dir")
+    if max_retries is not None and max_retries != cfg.max_retries:
+        cfg.max_retries = max_retries
+        _write_json(root / RUN_FILE, cfg.to_dict())
+    return _execute(cfg, root, done, agents=agents, max_concurrency=max_concurrency, progress=progress)
+
+
+def regrade(
+    run_dir: str | os.PathLike[str],
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    grader: Callable[[EpisodeResult], "tuple[float, dict[str, Any]] | None"] | None = None,
+) -> dict[str, Any]:
+    """Recompute a run's grades and summary from its stored trajectories (a new judge or grader).
+
+    What is recomputed, per episode that was not an infra failure:
+
+    * the outcome, when a grader can judge the stored episode: `grader` (``result -> (outcome,
+      breakdown)`` or None to keep the stored grade), else for QA envs (HLE, FRAMES) the env's
+      judge (built from the run's ``env_kwargs`` updated by `env_kwargs`, e.g. a new
+      ``judge_model``) on the stored final answer (``reward_breakdown["response"]``) against the
+      task's gold answer. ToolScale and tau2 grade against the env's database state, which the
+      trajectories do not hold: their stored outcome is kept (pass a `grader` to change it);
+    * from the outcome, with the current rules: ``solved`` (`orchestra_gym.rewards.is_solved`)
+      and ``reward_vector`` (`RewardLayout.vector_from_info`);
+    * every metric: ``summary.json`` (`run_summary`: success, interval, pass^k, costs, Table 1).
+
+    ``trajectories.jsonl`` is rewritten with the new grades (the old file kept once as
+    ``trajectories.before-regrade.jsonl``); infra failures stay as they were.
+
+    Returns:
+        The new summary.
+
+    Raises:
+        FileNotFoundError: not a run folder.
+    """
+    root = Path(run_dir)
+    cfg, results = load_run(root)
+    qa_env = None
+    if grader is None:
+        env = gym.make(cfg.env, **{**cfg.env_kwargs, **dict(env_kwargs or {})})
+        if isinstance(env.unwrapped, QAEnv):
+            qa_env = env.unwrapped
+            tasks = {t.id: t for t in qa_env.tasks}
+            grader = lambda r: _qa_regrade(qa_env, tasks, r)  # noqa: E731
+        else:
+            env.close()
+    for r in results:
+        if r.infra_error is not None or "outcome" not in r.info:
+            continue
+        graded = grader(r) if grader is not None else None
+        outcome = float(r.info["outcome"])
+        if graded is not None:
+            outcome, r.info["reward_breakdown"] = float(graded[0]), jsonable(graded[1])
+        layout = RewardLayout.from_names(r.info["reward_vector_names"])
+        r.info["outcome"], r.info["solved"] = outcome, is_solved(outcome)
+        r.info["reward_vector"] = layout.vector_from_info(r.info, outcome).tolist()
+    if qa_env is not None:
+        qa_env.close()
+    path = root / TRAJECTORIES_FILE
+    backup = root / "trajectories.before-regrade.jsonl"
+    if path.is_file() and not backup.exists():
+        os.replace(path, backup)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in results:
+            f.write(trajectory_line(r))
+    os.replace(tmp, path)
+    summary = run_summary(results, cfg, qa=qa_env is not None or "qa" in _read_summary(root))
+    _write_json(root / SUMMARY_FILE, summary)
+    return summary
+
+
+def _read_summary(root: Path) -> dict[str, Any]:
+    path = root / SUMMARY_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _qa_regrade(env: QAEnv, tasks: Mapping[Any, Any], r: EpisodeResult) -> "tuple[float, dict[str, Any]] | None":
+    """A QA episode judged again: the env's judge on the stored final answer (None: nothing to judge)."""
+    breakdown = dict(r.info.get("reward_breakdown") or {})
+    if "response" not in breakdown or r.task_id not in tasks:
+        return None
+    res = env.judge(tasks[r.task_id], breakdown["response"])
+    breakdown.update(correct=bool(res.correct), judge_method=res.method, judge_details=res.details,
+                     judge_usage=res.usage.to_dict())
+    return (1.0 if res.correct else 0.0), breakdown
