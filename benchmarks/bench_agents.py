@@ -13,7 +13,9 @@ per task, share of all calls).
 only, in the run's own setting (``agent.env_kwargs``: tools exposed, system prompt, max_turns,
 preference; ``agent.reset_options`` merged into every reset): rows "<env> (train setting)" hold the
 same baselines played in that setting, then "trained (<run folder>)", so the trained row is compared
-with agents that saw the same tools and prompt. Other envs keep the baselines only.
+with agents that saw the same tools and prompt. Other envs keep the baselines only. Each setting played
+is printed as one line on stderr (`orchestra_gym.setting.Setting.describe`: env id, env kwargs, reset
+options), as ``orchestra eval`` prints it.
 
 The experts are `orchestra_gym.tools.simulated` stand-ins (priced at the paper's models, accuracies
 assumed), so the numbers measure the harness and the trade-off it poses, not real models.
@@ -42,6 +44,7 @@ import gymnasium as gym
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import make_agent
 from orchestra_gym.evaluation import format_mix, run_episodes, summarize
+from orchestra_gym.setting import Setting
 
 HERE = Path(__file__).resolve().parent
 
@@ -216,7 +219,7 @@ def train_setting_rows(policy: Any, run_dir: Path, plan: list[tuple[str, dict[st
         all_tasks, episodes = bool(getattr(env.unwrapped, "task_ids", None)), args.episodes
         env.close()
     label = f"{env_id} (train setting)"
-    print(f"train setting of {run_dir}: {env_id} with {kwargs}, reset options {options}", file=sys.stderr)
+    print(f"setting: {Setting(env_id, kwargs, options).describe()} (the training setting of {run_dir})", file=sys.stderr)
     experts = experts_of(env_id, kwargs)
     rows = []
     for name in agents_for(experts):
@@ -266,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     plan = env_plan(args)
     for env_id, kwargs, all_tasks, episodes in plan:
+        print(f"setting: {Setting(env_id, kwargs).describe()} (the env's defaults)", file=sys.stderr)
         experts = experts_of(env_id, kwargs)
         for agent in agents_for(experts):
             recs = run_policy(env_id, kwargs, lambda s, agent=agent: make_agent(agent, seed=s), episodes, args.seed,

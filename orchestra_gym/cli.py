@@ -9,6 +9,17 @@ run folder (``run.json``, ``trajectories.jsonl`` appended as each episode ends, 
 ``orchestra eval --resume RUN_DIR`` plays only what it lacks. Episode i is reset with seed
 ``S + i``, so a run is reproducible, serial or concurrent.
 
+The setting: a ``policy:RUN`` agent brings its trained run's (env id, env kwargs, reset options);
+``--setting-of RUN`` plays any agent in it (`orchestra_gym.setting.Setting`, the run's
+``orchestra_setting.json``), so that a baseline is compared with the policy like for like;
+``--env-kwargs`` and ``--reset-options`` apply over it. Every new run prints the setting it plays
+in as one line on stderr.
+
+SIGINT (Ctrl-C) or SIGTERM stops a run cleanly (`orchestra_gym.evaluation.stop_on_signals`: no new
+episode, the ones in flight abandoned at their next step; a second signal stops at once): one line
+on stderr names what is kept and the ``--resume`` command, the run folder gets the partial
+``summary.json``, the exit code is 130.
+
 ``orchestra regrade RUN_DIR`` recomputes grades and the summary from the stored trajectories
 (`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
 [--out DIR]`` writes the paper's tables as Markdown and the accuracy-cost plane as a PNG
@@ -25,42 +36,86 @@ from pathlib import Path
 import gymnasium as gym
 
 from orchestra_gym.agents import agent_factory
-from orchestra_gym.evaluation import evaluate, format_qa_table, format_table, jsonable, regrade, report, resume
+from orchestra_gym.evaluation import (EvaluationStopped, evaluate, format_qa_table, format_table, jsonable, regrade,
+                                      report, resume, stop_on_signals)
 from orchestra_gym.registration import ENV_SPECS
+from orchestra_gym.setting import Setting
 
 __all__ = ["main", "add_subcommands", "run_command"]
 
 
 def _eval(args: argparse.Namespace) -> int:
+    """`orchestra eval`; a stop by SIGINT / SIGTERM is one line on stderr and exit code 130."""
+    with stop_on_signals() as stop:
+        try:
+            return _play_eval(args, stop)
+        except EvaluationStopped as e:
+            print(_stopped_line(args, e), file=sys.stderr)
+        except KeyboardInterrupt:  # a second signal: stopped at once, the summary not rewritten
+            print(_stopped_line(args, None), file=sys.stderr)
+    return 130
+
+
+def _stopped_line(args: argparse.Namespace, e: EvaluationStopped | None) -> str:
+    """The one line of a stopped `orchestra eval`: why, what is kept, how to continue."""
+    run = args.resume or args.output_dir
+    if e is None:
+        why, kept = "stopped at once by a second signal", "the episodes that ended"
+    else:
+        why = f"stopped by {e.reason or 'a stop request'}"
+        kept = f"{len(e.results)} of {e.planned} episodes" + (f" ({e.abandoned} in flight abandoned)" if e.abandoned else "")
+    if run:
+        where = f"{Path(run) / 'trajectories.jsonl'}" + (f", their summary in {Path(run) / 'summary.json'}" if e else "")
+        return f"orchestra eval: {why}; kept {kept} in {where}; continue with: orchestra eval --resume {run}"
+    if args.trajectories:
+        return f"orchestra eval: {why}; kept {kept} in {args.trajectories}; nothing to resume (use --output-dir to resume)"
+    return f"orchestra eval: {why}; played {kept}, nothing kept (use --output-dir RUN_DIR to keep episodes and resume)"
+
+
+def _play_eval(args: argparse.Namespace, stop: object) -> int:
     progress = not args.no_progress
     if args.resume:
         results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
-                                  max_retries=args.max_retries, progress=progress)
+                                  max_retries=args.max_retries, progress=progress, stop=stop)
     else:
         if not args.agent:
             raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
         kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+        setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
+        if setting is not None and args.env and args.env != setting.env_id:
+            raise ValueError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
+                             "drop --env (or --setting-of)")
         if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
             kwargs.setdefault("models", args.models)
         factory = agent_factory(args.agent, args.seed, models=args.models, cache=args.cache, cache_mode=args.cache_mode)
         try:
-            env_id, options = args.env or factory.env_id, {}
+            own, source = setting, f"--setting-of {args.setting_of}"
+            if own is None and factory.env_id is not None:  # the agent's own setting (a trained run's tools, prompt, preference)
+                own, source = Setting(factory.env_id, factory.env_kwargs, factory.reset_options), f"{args.agent}'s own"
+            env_id, options = args.env or (own.env_id if own else None), {}
             if env_id is None:
                 raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
             if args.data_path:
                 kwargs[_data_keyword(env_id)] = args.data_path
-            if factory.env_id == env_id:  # the agent's own setting (a trained run's tools, prompt, preference)
-                kwargs, options = {**factory.env_kwargs, **kwargs}, dict(factory.reset_options)
-            elif factory.env_id is not None:
+            if own is not None and own.env_id == env_id:
+                kwargs, options = {**own.env_kwargs, **kwargs}, dict(own.reset_options)
+            else:
+                source = "the env's defaults"
+            if setting is None and factory.env_id is not None and factory.env_id != env_id:
                 print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
                       file=sys.stderr)
             if args.reset_options:  # e.g. a trained run's setting for an LLM agent (tools exposed, preference)
                 options = {**options, **json.loads(args.reset_options)}
+            given = [f for f, v in (("--env-kwargs", args.env_kwargs), ("--reset-options", args.reset_options),
+                                    ("--data-path", args.data_path), ("--models", args.models)) if v]
+            extra = f" and {', '.join(given)}" if given else ""
+            print(f"orchestra eval: setting: {Setting(env_id, kwargs, options).describe()} ({source}{extra})",
+                  file=sys.stderr)
             results, summary = evaluate(
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
                 max_concurrency=args.max_concurrency, max_retries=args.max_retries or 0, output_dir=args.output_dir,
-                options=options, agents=lambda s: factory(s - args.seed),
+                options=options, agents=lambda s: factory(s - args.seed), stop=stop,
             )
         finally:
             factory.close()
@@ -144,6 +199,10 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--output-json", help="write the summary JSON here")
     p.add_argument("--trajectories", help="write one JSON line per episode here (transcript + info)")
     p.add_argument("--env-kwargs", help="JSON object of keyword arguments for gym.make")
+    p.add_argument("--setting-of", metavar="RUN_DIR", help="play in the setting of a trained run (its "
+                   "orchestra_setting.json: env id, env kwargs, reset options; an `orchestra train` --output-dir or an "
+                   "`orchestra export` folder), e.g. a baseline next to --agent policy:RUN_DIR; --env-kwargs and "
+                   "--reset-options apply over it")
     p.add_argument("--reset-options", help="JSON object of env.reset options of every episode (e.g. "
                    "'{\"tools\": [\"call_expert\"]}'), over the agent's own setting")
     p.add_argument("--data-path", help="dataset file (HLE, FRAMES) or tau2 data folder (data/tau2 of tau2-bench); "

@@ -26,7 +26,7 @@ from flax import nnx
 from orchestra_gym.errors import ResetNeeded
 from orchestra_jax import checkpoint
 from orchestra_jax.model import Qwen3
-from orchestra_jax.policy import build_policy, build_tokenizer
+from orchestra_jax.policy import build_policy, build_tokenizer, run_setting
 from orchestra_jax.rollout import env_reply_ids
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
@@ -140,11 +140,12 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
       ValueError: an unknown phase.
     """
     cfg, tok, model = _load_run(run_dir, phase, step)
+    setting = run_setting(cfg)
     return PolicyAgent(
         model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
         temperature=cfg.eval_temperature if temperature is None else temperature, top_k=cfg.eval_top_k,
-        top_p=cfg.eval_top_p, seed=seed, env_id=cfg.env_id,
-        env_kwargs=cfg.make_env_kwargs(), reset_options=cfg.reset_options(),
+        top_p=cfg.eval_top_p, seed=seed, env_id=setting.env_id,
+        env_kwargs=setting.env_kwargs, reset_options=setting.reset_options,
     )
 
 
@@ -205,12 +206,17 @@ def policy_agent_factory(run_dir: str, seed: int = 0, models: Any = None) -> Any
     holding one `load_policy_agent(run_dir, seed=seed)` agent (the run's ``eval_temperature``) for every
     episode, with the run's setting (``env_id``, ``env_kwargs``, ``reset_options``) as the default the CLI
     plays in, as ``benchmarks/bench_agents.py --checkpoint`` does. `models` is unused (the policy is local).
+    A run folder without ``orchestra_setting.json`` (trained before runs wrote it) gets it here, so that
+    ``orchestra eval --setting-of RUN_DIR`` can read it.
 
     Raises:
       FileNotFoundError / ValueError: as `load_policy_agent`.
     """
     from orchestra_gym.agents import AgentFactory
+    from orchestra_gym.setting import SETTING_FILE, Setting
 
     agent = load_policy_agent(run_dir, seed=seed)
+    if not (Path(run_dir) / SETTING_FILE).exists():
+        Setting(agent.env_id, dict(agent.env_kwargs), dict(agent.reset_options)).write(run_dir)
     return AgentFactory(f"policy:{run_dir}", lambda i: agent, env_id=agent.env_id, env_kwargs=dict(agent.env_kwargs),
                         reset_options=dict(agent.reset_options))

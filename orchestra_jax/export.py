@@ -143,6 +143,7 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
       ValueError / ConfigError: an unknown phase or dtype.
     """
     from orchestra_jax.agents import _load_run  # the loader `load_policy_agent` uses (JAX, lazily)
+    from orchestra_jax.policy import run_setting
     from orchestra_jax.weights import save_hf_checkpoint
 
     cfg, tok, model = _load_run(run_dir, phase, step)
@@ -170,6 +171,5 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
         "clean_up_tokenization_spaces": False, "split_special_tokens": False, "errors": "replace",
         "chat_template": CHAT_TEMPLATE, "response_template": RESPONSE_TEMPLATE}, indent=2))
     (out / "chat_template.jinja").write_text(CHAT_TEMPLATE)
-    (out / "orchestra_setting.json").write_text(json.dumps(
-        {"env_id": cfg.env_id, "env_kwargs": cfg.make_env_kwargs(), "reset_options": cfg.reset_options()}, indent=2))
+    run_setting(cfg).write(out)  # orchestra_setting.json
     return out

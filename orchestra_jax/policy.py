@@ -3,6 +3,9 @@
 Used by the training loop (`orchestra_jax.train`) and by `orchestra_jax.agents.load_policy_agent`, so a
 trained run is rebuilt exactly as it was trained:
 
+- `run_setting(cfg)`: the run's setting (env id, ``gym.make`` kwargs, reset options) as an
+  `orchestra_gym.setting.Setting`, the one source of the setting a trained policy plays in (its agent, its
+  ``orchestra_setting.json``, written into the run folder and the exported folder).
 - `make_envs(cfg, n)`: n copies of the run's environment (`cfg.env_id` with `cfg.make_env_kwargs()`).
 - `build_tokenizer(cfg, out_dir)`: a small byte-level BPE trained on the env's own texts by playing
   oracle and delegating episodes ("toolscale-bpe", saved to DIR/tokenizer.json and reused), the offline
@@ -25,6 +28,7 @@ from jax.sharding import Mesh
 import orchestra_gym  # noqa: F401  (registers the env ids)
 from orchestra_gym.agents import DelegatingAgent, OracleAgent
 from orchestra_gym.errors import ConfigError
+from orchestra_gym.setting import Setting
 from orchestra_jax import sharding
 from orchestra_jax.config import ModelConfig
 from orchestra_jax.model import Qwen3
@@ -33,7 +37,13 @@ from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer, build_qw
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.weights import load_hf_checkpoint
 
-__all__ = ["make_envs", "build_tokenizer", "build_policy", "demonstrator", "guide"]
+__all__ = ["run_setting", "make_envs", "build_tokenizer", "build_policy", "demonstrator", "guide"]
+
+
+def run_setting(cfg: TrainConfig) -> Setting:
+    """The run's setting: ``cfg.env_id``, ``cfg.make_env_kwargs()`` (env_kwargs, max_turns, preference)
+    and ``cfg.reset_options()`` (preference, tools exposed)."""
+    return Setting(cfg.env_id, cfg.make_env_kwargs(), cfg.reset_options())
 
 
 def make_envs(cfg: TrainConfig, n: int) -> list[gym.Env]:

@@ -1,7 +1,8 @@
 """The training loop of `orchestra train` / `orchestra sft`: warm start, evaluate, GRPO, evaluate.
 
 Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo}:
-  1. build: the run's tokenizer, policy and environments (`orchestra_jax.policy`);
+  1. build: the run's tokenizer, policy and environments (`orchestra_jax.policy`); DIR/train_config.json and
+     DIR/orchestra_setting.json (`orchestra_jax.policy.run_setting`, read by ``orchestra eval --setting-of DIR``);
   2. SFT warm start (`Run.sft`): demonstrations of `orchestra_gym.agents.DelegatingAgent`, the pure
      `train_step.make_sft_step`;
   3. evaluation on held-out tasks (`Run.evaluate`, seeds >= 2^31);
@@ -42,7 +43,7 @@ from orchestra_gym.evaluation import by_label, rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, soft_target_batch, to_batch
 from orchestra_jax.plots import write_plots
-from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs
+from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs, run_setting
 from orchestra_jax.rollout import Trajectory, choice_target, collect_rollouts, guided_rollouts, scripted_trajectory
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
@@ -218,6 +219,7 @@ class Run:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.t0 = time.time()
         (self.dir / "train_config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
+        run_setting(cfg).write(self.dir)  # orchestra_setting.json: the setting `orchestra eval --setting-of` reads
         self.tok = build_tokenizer(cfg, self.dir)
         self.model, self.mesh = build_policy(cfg, self.tok)
         self.graphdef, self.params0 = nnx.split(self.model, nnx.Param)

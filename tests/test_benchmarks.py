@@ -26,6 +26,7 @@ def test_benchmarks_do_not_touch_tracked_files_without_record(tmp_path):
     out = _run(["benchmarks/bench_agents.py", "--episodes", "1", "--tau2-dir", str(tmp_path / "no-tau2")], tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "| accuracy % (95% CI) |" in out.stdout and (tmp_path / "orchestra_agents_pareto.png").is_file()
+    assert "setting: ToolOrchestra-ToolScale-v0, env kwargs {}, reset options {} (the env's defaults)\n" in out.stderr
     out = _run(["benchmarks/bench_env.py", "--episodes", "1", "--envs", "ToolOrchestra-ToolScale-v0"], tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert _digests() == before

@@ -6,7 +6,8 @@ One job per module, imported one way (records <- runner <- runs <- report; metri
   final ``info``, transcript) and its ``trajectories.jsonl`` line (`trajectory_line`,
   `TrajectoryWriter`), `jsonable`, `is_infra`.
 * `orchestra_gym.evaluation.runner`: `run_episodes`, playing agents x envs x tasks x trials
-  (seeds ``seed + i`` of the plan, concurrency, infra retries: `infra_error_of`, `INFRA_EXCEPTIONS`).
+  (seeds ``seed + i`` of the plan, concurrency, infra retries: `infra_error_of`, `INFRA_EXCEPTIONS`;
+  a clean stop: `StopRequest`, `stop_on_signals`, `EvaluationStopped`).
 * `orchestra_gym.evaluation.runs`: run folders (``orchestra eval --output-dir``): `RunConfig`
   (``run.json``), `evaluate`, `resume`, `regrade`, `load_run`, `run_summary` (``summary.json``).
 * `orchestra_gym.evaluation.metrics`: every aggregate and statistic as a pure function over
@@ -51,7 +52,14 @@ from orchestra_gym.evaluation.records import (
     trajectory_line,
 )
 from orchestra_gym.evaluation.report import MODEL_TOOLS, format_mix, format_qa_table, format_table, report, table1_row
-from orchestra_gym.evaluation.runner import INFRA_EXCEPTIONS, infra_error_of, run_episodes
+from orchestra_gym.evaluation.runner import (
+    INFRA_EXCEPTIONS,
+    EvaluationStopped,
+    StopRequest,
+    infra_error_of,
+    run_episodes,
+    stop_on_signals,
+)
 from orchestra_gym.evaluation.runs import (
     RUN_FILE,
     SUMMARY_FILE,
@@ -108,4 +116,7 @@ __all__ = [
     "TRAJECTORIES_FILE",
     "SUMMARY_FILE",
     "TAU2_PREFIX",
+    "StopRequest",
+    "EvaluationStopped",
+    "stop_on_signals",
 ]

@@ -9,6 +9,12 @@ several episodes played one at a time) or are resumed (``done``). Infrastructure
 (`infra_error_of`, `INFRA_EXCEPTIONS`) are retried, then recorded apart. Episodes are appended to
 a trajectories file as they end (`orchestra_gym.evaluation.records.TrajectoryWriter`).
 
+Stopping: a `StopRequest` (``stop``; `stop_on_signals` sets one on SIGINT / SIGTERM) makes
+`run_episodes` start no new episode and abandon the ones in flight at their next step (between two
+``env.step`` calls, never inside one: a step, e.g. a JIT compilation, is not interrupted), then
+raise `EvaluationStopped` with the episodes that ended; their trajectories lines are written, an
+abandoned episode has none and is played again by a resume.
+
 Run folders, resume and regrade are `orchestra_gym.evaluation.runs`; the metrics
 `orchestra_gym.evaluation.metrics`.
 """
@@ -20,6 +26,7 @@ import contextlib
 import os
 import queue
 import re
+import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +40,7 @@ from orchestra_gym.agents import Agent
 from orchestra_gym.errors import InfraError
 from orchestra_gym.evaluation.records import EpisodeResult, TrajectoryWriter
 
-__all__ = ["run_episodes", "infra_error_of", "INFRA_EXCEPTIONS"]
+__all__ = ["run_episodes", "infra_error_of", "INFRA_EXCEPTIONS", "StopRequest", "EvaluationStopped", "stop_on_signals"]
 
 def _env_name(env: gym.Env) -> str:
     return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
@@ -93,6 +100,72 @@ class _AgentGuard:
                     del self.in_use[id(agent)]
 
 
+class StopRequest(threading.Event):
+    """A request to stop a run (a `threading.Event`): once set, `run_episodes` starts no new episode
+    and abandons the ones in flight at their next step. `reason` says why (``"SIGINT"``...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reason: str | None = None
+
+    def request(self, reason: str) -> None:
+        """Set the request; the first reason is kept."""
+        if self.reason is None:
+            self.reason = reason
+        self.set()
+
+
+class EvaluationStopped(Exception):
+    """`run_episodes` stopped by a `StopRequest` before its plan was played.
+
+    Attributes:
+        results: the plan's episodes that ended (played now, or given as ``done``), in plan order.
+        planned: episodes in the plan.
+        abandoned: episodes that were in flight and were dropped (no trajectories line; a resume
+            plays them again).
+        reason: the request's reason (``"SIGINT"``, ``"SIGTERM"``...).
+        summary: the partial summary over `results`, when the caller wrote one
+            (`orchestra_gym.evaluation.runs.evaluate` / `resume`: the run folder's ``summary.json``).
+    """
+
+    def __init__(self, results: list[EpisodeResult], planned: int, abandoned: int, reason: str | None):
+        super().__init__(f"stopped ({reason or 'stop requested'}) after {len(results)} of {planned} episodes")
+        self.results, self.planned, self.abandoned, self.reason = results, planned, abandoned, reason
+        self.summary: dict[str, Any] | None = None
+
+
+class _Abandoned(Exception):
+    """Raised inside an episode whose run was asked to stop (`StopRequest`)."""
+
+
+@contextlib.contextmanager
+def stop_on_signals(signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)):
+    """A `StopRequest` that the first of `signals` sets (reason: the signal's name, e.g. ``SIGINT``),
+    for the block's duration; a second signal raises `KeyboardInterrupt` (stop at once). The previous
+    handlers come back on exit. Off the main thread (where Python cannot install handlers) the
+    request is only set by hand.
+
+    Yields:
+        The `StopRequest` to pass to `run_episodes` (or `orchestra_gym.evaluation.runs.evaluate`).
+    """
+    stop = StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.request(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, handler) for s in signals}
+    try:
+        yield stop
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 def run_episodes(
     env_factory: Callable[[], gym.Env],
     agent_factory: Callable[[int], Agent],
@@ -111,6 +184,7 @@ def run_episodes(
     max_retries: int = 0,
     done: Sequence[EpisodeResult] = (),
     append: bool = False,
+    stop: threading.Event | None = None,
 ) -> list[EpisodeResult]:
     """Play agents on an env: the one episode runner.
 
@@ -157,6 +231,8 @@ def run_episodes(
         done: episodes already played (a resumed run): the plan's episodes with the same seed and
             trial, not infra failures, are returned as they are and not played again.
         append: append to `trajectories_path` instead of starting it anew.
+        stop: once set (a `StopRequest`, e.g. from `stop_on_signals`), no new episode starts and the
+            episodes in flight are abandoned at their next step.
 
     Returns:
         One `EpisodeResult` per episode of the plan, in plan order. The envs are closed.
@@ -165,6 +241,8 @@ def run_episodes(
         ValueError: `trials` < 1, `episodes` < 0, `max_concurrency` < 1, `max_retries` < 0, or
             `all_tasks` on an env without a task list. An agent's or env's own exception (a bug)
             stops the run and propagates (episodes already ended are in the trajectories file).
+        EvaluationStopped: `stop` was set before every episode of the plan ended (the envs are
+            closed and the trajectories file is complete up to the episodes that ended).
     """
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
@@ -178,6 +256,7 @@ def run_episodes(
     envs = [env_factory()]
     pool.put(envs[0])
     writer = None
+    abandoned = 0
     try:
         if task_ids is None and all_tasks:
             task_ids = getattr(envs[0].unwrapped, "task_ids", None)
@@ -198,9 +277,12 @@ def run_episodes(
             envs.append(env_factory())
             pool.put(envs[-1])
         writer = TrajectoryWriter(trajectories_path, append) if trajectories_path else None
-        guard = _AgentGuard()
+        guard, abandoned_lock = _AgentGuard(), threading.Lock()
 
-        def play(i: int) -> EpisodeResult:
+        def play(i: int) -> EpisodeResult | None:
+            nonlocal abandoned
+            if stop is not None and stop.is_set():
+                return None
             trial, tid = plan[i]
             opts = dict(options or {}, **({"task_id": tid} if tid is not None else {}))
             agent = agent_factory(seed + i)
@@ -208,7 +290,11 @@ def run_episodes(
             try:
                 with guard.hold(agent):
                     result = _play_with_retries(env, agent, seed + i, trial, tid, opts or None,
-                                                keep_messages or writer is not None, max_retries)
+                                                keep_messages or writer is not None, max_retries, stop)
+            except _Abandoned:
+                with abandoned_lock:
+                    abandoned += 1
+                return None
             finally:
                 pool.put(env)
             if writer is not None:
@@ -222,14 +308,14 @@ def run_episodes(
             if max_concurrency == 1:
                 for i in todo:
                     results[i] = play(i)
-                    bar.update()
+                    bar.update(int(results[i] is not None))
             else:
                 with concurrent.futures.ThreadPoolExecutor(max_concurrency, thread_name_prefix="episode") as ex:
                     futures = {ex.submit(play, i): i for i in todo}
                     try:
                         for f in concurrent.futures.as_completed(futures):
                             results[futures[f]] = f.result()
-                            bar.update()
+                            bar.update(int(results[futures[f]] is not None))
                     except BaseException:
                         ex.shutdown(wait=True, cancel_futures=True)
                         raise
@@ -238,15 +324,19 @@ def run_episodes(
             writer.close()
         for env in envs:
             env.close()
+    if any(r is None for r in results):  # only a stop request leaves a slot empty
+        raise EvaluationStopped([r for r in results if r is not None], len(results), abandoned,
+                                getattr(stop, "reason", None))
     return results  # type: ignore[return-value]  (every slot is filled)
 
 
 def _play_with_retries(env: gym.Env, agent: Agent, seed: int, trial: int, task_id: Any,
-                       options: dict[str, Any] | None, keep: bool, max_retries: int) -> EpisodeResult:
+                       options: dict[str, Any] | None, keep: bool, max_retries: int,
+                       stop: threading.Event | None = None) -> EpisodeResult:
     """`_play`, again after an infrastructure failure, at most `max_retries` more times."""
     for attempt in range(1, max_retries + 2):
         try:
-            result = _play(env, agent, seed, trial, options, keep)
+            result = _play(env, agent, seed, trial, options, keep, stop)
         except INFRA_EXCEPTIONS as e:
             result = EpisodeResult(task_id, trial, seed, {}, infra_error=f"{type(e).__name__}: {e}")
         result.attempts = attempt
@@ -255,13 +345,17 @@ def _play_with_retries(env: gym.Env, agent: Agent, seed: int, trial: int, task_i
     return result
 
 
-def _play(env: gym.Env, agent: Agent, seed: int, trial: int, options: dict[str, Any] | None, keep: bool) -> EpisodeResult:
+def _play(env: gym.Env, agent: Agent, seed: int, trial: int, options: dict[str, Any] | None, keep: bool,
+          stop: threading.Event | None = None) -> EpisodeResult:
     """One episode: reset, then the agent's actions until terminated or truncated, or until a step
-    reports an infrastructure failure (`infra_error_of`), which stops it."""
+    reports an infrastructure failure (`infra_error_of`), which stops it. `stop` set before a step:
+    `_Abandoned` (the episode is dropped)."""
     obs, info = env.reset(seed=seed, options=options)
     agent.reset(env, obs, info)
     steps, done, infra = 0, False, None
     while not done and infra is None:
+        if stop is not None and stop.is_set():
+            raise _Abandoned
         obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
         steps += 1
         done = terminated or truncated

@@ -6,7 +6,10 @@ episode, appended and flushed as it ends: `orchestra_gym.evaluation.records.traj
 ``summary.json`` (`run_summary`, written atomically). `evaluate` makes one and plays it through the
 runner (`orchestra_gym.evaluation.runner.run_episodes`), `resume` plays only what it lacks (the same
 summary as an uninterrupted run), `regrade` recomputes grades and the summary from the stored
-trajectories, `load_run` reads one back.
+trajectories, `load_run` reads one back. A run stopped by a stop request
+(`orchestra_gym.evaluation.runner.StopRequest`, e.g. Ctrl-C under ``orchestra eval``) keeps the
+episodes that ended and gets the partial ``summary.json`` over them before `EvaluationStopped`
+propagates; `resume` plays the rest.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +29,7 @@ from orchestra_gym.agents import Agent, agent_factory, check_agent_name
 from orchestra_gym.envs.qa import QAEnv
 from orchestra_gym.evaluation.metrics import pass_hat_ks, qa_metrics, summarize
 from orchestra_gym.evaluation.records import EpisodeResult, jsonable, trajectory_line
-from orchestra_gym.evaluation.runner import run_episodes
+from orchestra_gym.evaluation.runner import EvaluationStopped, run_episodes
 from orchestra_gym.rewards import RewardLayout, is_solved
 
 __all__ = ["RunConfig", "evaluate", "resume", "regrade", "load_run", "run_summary", "RUN_FILE", "TRAJECTORIES_FILE",
@@ -106,8 +110,9 @@ def _make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> Callable[[], gym.En
 
 def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult], *, agents: Callable[[int], Agent] | None,
              max_concurrency: int, progress: bool, trajectories_path: Any = None,
-             keep_messages: bool = False) -> tuple[list[EpisodeResult], dict[str, Any]]:
-    """Run `cfg` (skipping `done`), write the run folder's files, and summarize."""
+             keep_messages: bool = False, stop: threading.Event | None = None) -> tuple[list[EpisodeResult], dict[str, Any]]:
+    """Run `cfg` (skipping `done`), write the run folder's files, and summarize (also when stopped:
+    the partial summary, then `EvaluationStopped` with it)."""
     make = _make_env(cfg.env, cfg.env_kwargs)
     first = make()
     handed = [first]
@@ -124,8 +129,13 @@ def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult]
             seed=cfg.seed, all_tasks=cfg.all_tasks, trials=cfg.trials, options=cfg.options or None,
             trajectories_path=trajectories_path, progress=progress, desc=f"{cfg.agent} on {cfg.env}",
             max_concurrency=max_concurrency, max_retries=cfg.max_retries, done=done,
-            append=bool(done) or run_dir is not None, keep_messages=keep_messages,
+            append=bool(done) or run_dir is not None, keep_messages=keep_messages, stop=stop,
         )
+    except EvaluationStopped as e:
+        e.summary = run_summary(e.results, cfg, qa=is_qa)
+        if run_dir is not None:
+            _write_json(run_dir / SUMMARY_FILE, e.summary)
+        raise
     finally:
         if factory is not None:
             factory.close()
@@ -171,6 +181,7 @@ def evaluate(
     output_dir: str | os.PathLike[str] | None = None,
     agents: Callable[[int], Agent] | None = None,
     keep_messages: bool = False,
+    stop: threading.Event | None = None,
 ) -> tuple[list[EpisodeResult], dict[str, Any]]:
     """An agent on a registered env: `run_episodes` then the metrics (``orchestra eval``).
 
@@ -182,7 +193,7 @@ def evaluate(
             ``llm:<model id>`` with the models file ``env_kwargs["models"]``; a registered kind such
             as ``policy:<run dir>``), or the name of the agents `agents` builds.
         episodes, seed, all_tasks, trials, trajectories_path, progress, options, max_concurrency,
-        max_retries, keep_messages: as `run_episodes`.
+        max_retries, keep_messages, stop: as `run_episodes`.
         output_dir: a new run folder: ``run.json`` (`RunConfig`), ``trajectories.jsonl`` (one line
             per episode as it ends) and ``summary.json``; `resume` continues it.
         agents: ``seed -> agent``, instead of the spec's `agent_factory`.
@@ -194,6 +205,8 @@ def evaluate(
     Raises:
         gymnasium.error.Error: unknown env id; ValueError: unknown agent, a bad argument, or an
         `output_dir` that already holds a run (resume it instead).
+        EvaluationStopped: `stop` was set; the episodes that ended are kept, ``summary.json`` holds
+            their summary (also in the exception's ``summary``), `resume` plays the rest.
     """
     cfg = RunConfig(env_id, agent, dict(env_kwargs or {}), seed, episodes, all_tasks, trials, dict(options or {}), max_retries)
     run_dir = None
@@ -210,7 +223,7 @@ def evaluate(
         run_dir.mkdir(parents=True, exist_ok=True)
         _write_json(run_dir / RUN_FILE, cfg.to_dict())
     return _execute(cfg, run_dir, (), agents=agents, max_concurrency=max_concurrency, progress=progress,
-                    trajectories_path=trajectories_path, keep_messages=keep_messages)
+                    trajectories_path=trajectories_path, keep_messages=keep_messages, stop=stop)
 
 
 def resume(
@@ -222,6 +235,7 @@ def resume(
     max_retries: int | None = None,
     progress: bool = False,
     agents: Callable[[int], Agent] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[list[EpisodeResult], dict[str, Any]]:
     """Continue a run folder: play only the plan's episodes its trajectories lack (infra failures
     included), append them, and rewrite ``summary.json`` over all of them (the same summary as an
@@ -230,11 +244,11 @@ def resume(
     Args:
         run_dir: the folder `evaluate` made. env_id, agent: when given, they must be the run's.
         max_concurrency: as `run_episodes`; max_retries: overrides the run's.
-        progress, agents: as `evaluate`.
+        progress, agents, stop: as `evaluate`.
 
     Raises:
         FileNotFoundError: not a run folder. ValueError: `env_id` or `agent` differ from the run's
-        (the message names both), or a damaged trajectories file.
+        (the message names both), or a damaged trajectories file. EvaluationStopped: as `evaluate`.
     """
     root = Path(run_dir)
     cfg, done = load_run(root, repair=True)
@@ -244,7 +258,7 @@ def resume(
     if max_retries is not None and max_retries != cfg.max_retries:
         cfg.max_retries = max_retries
         _write_json(root / RUN_FILE, cfg.to_dict())
-    return _execute(cfg, root, done, agents=agents, max_concurrency=max_concurrency, progress=progress)
+    return _execute(cfg, root, done, agents=agents, max_concurrency=max_concurrency, progress=progress, stop=stop)
 
 
 def regrade(

@@ -1,5 +1,5 @@
 """`orchestra eval` run folders from the command line: --output-dir, --trials, --max-concurrency,
---resume (also after a `kill -9`), `orchestra regrade` and `orchestra report`."""
+--resume (also after a `kill -9`, and after SIGINT / SIGTERM), `orchestra regrade` and `orchestra report`."""
 
 from __future__ import annotations
 
@@ -77,6 +77,37 @@ def test_kill_9_then_resume_gives_the_uninterrupted_summary(tmp_path, monkeypatc
     assert "success" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("sig,concurrency", [(signal.SIGINT, 2), (signal.SIGTERM, 1)])
+def test_a_signal_stops_eval_in_one_line_then_resume_completes(tmp_path, sig, concurrency):
+    """SIGINT / SIGTERM of a real `orchestra eval --output-dir` once its first episodes are written: exit 130,
+    one line on stderr naming what is kept and the --resume command, summary.json over the kept episodes;
+    --resume then plays the rest, each episode once."""
+    run = tmp_path / "stopped"
+    args = ["eval", "--env", TOOLSCALE, "--agent", "oracle", "--episodes", "20", "--seed", "5", "--max-concurrency",
+            str(concurrency), "--output-dir", str(run), "--no-progress"]
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_EVAL, *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(_lines(run / "trajectories.jsonl")) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    kept = _lines(run / "trajectories.jsonl")
+    assert proc.returncode == 130, err[-2000:]
+    setting, stopped = err.splitlines()  # the setting it played in, then the one line of the stop
+    assert out == "" and "Traceback" not in err and setting.startswith(f"orchestra eval: setting: {TOOLSCALE}, ")
+    name = signal.Signals(sig).name
+    assert stopped.startswith(f"orchestra eval: stopped by {name}; kept {len(kept)} of 20 episodes")
+    assert stopped.endswith(f"; continue with: orchestra eval --resume {run}")
+    assert f"{run / 'summary.json'}" in stopped and 2 <= len(kept) < 20
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["episodes"] == len(kept) and summary["success_rate"] == 1.0
+    assert main(["eval", "--resume", str(run), "--no-progress"]) == 0
+    seeds = [json.loads(line)["seed"] for line in _lines(run / "trajectories.jsonl")]
+    assert sorted(seeds) == list(range(5, 25))  # 20 unique episodes, none twice
+    assert json.loads((run / "summary.json").read_text())["episodes"] == 20
+
+
 def test_eval_trials_concurrency_regrade_and_report(tmp_path, capsys):
     frames = write_frames(tmp_path / "frames.csv", frames_rows())
     a, b = tmp_path / "a", tmp_path / "b"
@@ -118,3 +149,55 @@ def test_resume_of_another_env_or_agent_is_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["report", str(tmp_path / "nope")])
     assert "is not a run folder" in capsys.readouterr().err
+
+
+def test_setting_of_plays_any_agent_in_a_trained_runs_setting(tmp_path, capsys):
+    """``--setting-of RUN``: the env id, env kwargs and reset options of RUN/orchestra_setting.json (what
+    `orchestra train` writes), printed as one line; the same episodes as a hand-made env in that setting."""
+    import gymnasium as gym
+
+    from orchestra_gym.setting import SETTING_FILE, Setting
+
+    trained = tmp_path / "trained"
+    trained.mkdir()
+    pref = {"outcome": 1.0, "cost": 1.0, "latency": 0.0}
+    setting = Setting(TOOLSCALE, {"system_prompt": "compact", "max_turns": 3, "preference": pref},
+                      {"preference": pref, "tools": ["call_expert"]})
+    assert setting.write(trained) == trained / SETTING_FILE and Setting.read(trained) == setting
+    run = tmp_path / "run"
+    assert main(["eval", "--agent", "expert-1", "--setting-of", str(trained), "--episodes", "3", "--seed", "4",
+                 "--output-dir", str(run), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err == f"orchestra eval: setting: {setting.describe()} (--setting-of {trained})\n"
+    assert setting.describe() == (f'{TOOLSCALE}, env kwargs {{"max_turns": 3, "preference": {{"cost": 1.0, "latency": '
+                                  f'0.0, "outcome": 1.0}}, "system_prompt": "compact"}}, reset options {{"preference": '
+                                  f'{{"cost": 1.0, "latency": 0.0, "outcome": 1.0}}, "tools": ["call_expert"]}}')
+    cfg = json.loads((run / "run.json").read_text())
+    assert (cfg["env"], cfg["env_kwargs"], cfg["options"]) == (TOOLSCALE, setting.env_kwargs, setting.reset_options)
+    recs = [json.loads(line) for line in _lines(run / "trajectories.jsonl")]
+    env = gym.make(TOOLSCALE, **setting.env_kwargs)
+    for i, rec in enumerate(recs):
+        env.reset(seed=4 + i, options=setting.reset_options)
+        assert rec["messages"][0] == env.unwrapped.messages[0].to_dict()  # the compact prompt, call_expert only
+        assert rec["turns"] <= 3 and rec["tool_calls"]["call_expert"] == rec["tool_calls"]["expert-1"] == rec["turns"]
+    assert [r["end_reason"] for r in recs] == ["turn_limit", "transfer", "turn_limit"]  # max_turns 3 of the setting
+    # --reset-options applies over the setting; the default setting is printed too
+    assert main(["eval", "--agent", "expert-1", "--setting-of", str(trained), "--episodes", "1", "--no-progress",
+                 "--reset-options", '{"tools": ["call_expert", "calculate"]}']) == 0
+    err = capsys.readouterr().err
+    assert '"tools": ["call_expert", "calculate"]' in err and err.endswith(f"(--setting-of {trained} and --reset-options)\n")
+    assert main(["eval", "--env", TOOLSCALE, "--agent", "random", "--episodes", "1", "--no-progress"]) == 0
+    assert capsys.readouterr().err == (f"orchestra eval: setting: {TOOLSCALE}, env kwargs {{}}, reset options {{}} "
+                                       "(the env's defaults)\n")
+    # errors are one line, before any agent is built
+    for argv, msg in ((["--setting-of", str(tmp_path / "nope")], f"{tmp_path / 'nope' / SETTING_FILE} not found"),
+                      (["--setting-of", str(trained), "--env", "ToolOrchestra-FRAMES-v0"],
+                       f"is a setting of {TOOLSCALE}, not of --env ToolOrchestra-FRAMES-v0")):
+        with pytest.raises(SystemExit) as e:
+            main(["eval", "--agent", "random", "--episodes", "1", "--no-progress", *argv])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1 and msg in err, err
+    (trained / SETTING_FILE).write_text('{"env": "x"}')
+    with pytest.raises(SystemExit):
+        main(["eval", "--agent", "random", "--setting-of", str(trained), "--no-progress"])
+    assert "expected an object with a string env_id" in capsys.readouterr().err

@@ -436,6 +436,42 @@ def test_run_folder_resume_plays_only_what_is_missing(tmp_path):
         resume(tmp_path / "nothing")
 
 
+class _StoppingOracle(OracleAgent):
+    """The oracle that sets `stop` at its second action of the episode with seed `at`."""
+
+    def __init__(self, seed, stop, at):
+        self.seed, self.stop, self.at, self.acts = seed, stop, at, 0
+
+    def act(self, observation, info):
+        self.acts += 1
+        if self.seed == self.at and self.acts == 2:
+            self.stop.request("test")
+        return super().act(observation, info)
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_a_stop_request_keeps_the_ended_episodes_and_resume_plays_the_rest(tmp_path, concurrency):
+    from orchestra_gym.evaluation import EvaluationStopped, StopRequest
+
+    stop, run = StopRequest(), tmp_path / "run"
+    with pytest.raises(EvaluationStopped) as e:
+        evaluate(TOOLSCALE, "oracle", 8, seed=10, output_dir=run, max_concurrency=concurrency, stop=stop,
+                 agents=lambda s: _StoppingOracle(s, stop, at=13))
+    kept = [r.seed for r in e.value.results]
+    assert e.value.reason == "test" and e.value.planned == 8 and 13 not in kept and 1 <= e.value.abandoned <= concurrency
+    if concurrency == 1:
+        assert kept == [10, 11, 12] and e.value.abandoned == 1  # serial: the plan's order, the episode in flight dropped
+    cfg, stored = load_run(run)
+    assert [r.seed for r in stored] == kept  # every ended episode has its line, no abandoned one has
+    assert json.loads((run / "summary.json").read_text()) == json.loads(json.dumps(e.value.summary))
+    assert e.value.summary["episodes"] == len(kept) and e.value.summary["success_rate"] == 1.0
+    agents = _Counting()
+    _, summary = resume(run, agents=agents)
+    assert sorted(agents.seeds) == sorted(set(range(10, 18)) - set(kept))
+    _, whole = evaluate(TOOLSCALE, "oracle", 8, seed=10)
+    assert summary == whole
+
+
 def test_resume_replays_infra_failures(tmp_path):
     fails = {0: 9, 1: 0}
     evaluate(TOOLSCALE, "oracle", 2, output_dir=tmp_path / "r", agents=lambda s: _FlakyOracle(fails[s]))

@@ -72,6 +72,11 @@ def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
     pref = {"outcome": 1.0, "cost": 1.0, "latency": 0.0}
     assert a.env_kwargs == {"system_prompt": "compact", "max_turns": 3, "preference": pref}
     assert a.reset_options == {"preference": pref, "tools": ["call_expert"]}
+    from orchestra_gym.setting import Setting
+    from orchestra_jax.policy import run_setting
+
+    # the run folder holds the setting the agent plays in, for `orchestra eval --setting-of` (no JAX there)
+    assert Setting.read(out) == run_setting(cfg) == Setting(a.env_id, a.env_kwargs, a.reset_options)
     assert (a.max_new_tokens, a.max_seq_len, a.temperature) == (40, cfg.max_seq_len, 0.0)
     assert summary["steps"] == 1
     assert _digest(a) == summary["params_sha256"]  # the GRPO checkpoint = the run's final parameters
@@ -209,10 +214,14 @@ def test_orchestra_eval_plays_a_trained_run_in_its_setting(run, tmp_path, capsys
 
     from orchestra_jax.cli import main
 
+    from orchestra_gym.setting import Setting
+
     out, cfg, _ = run
     summary, traj = tmp_path / "s.json", tmp_path / "t.jsonl"
+    capsys.readouterr()
     assert main(["eval", "--agent", f"policy:{out}", "--episodes", "2", "--seed", "3", "--output-json", str(summary),
                  "--trajectories", str(traj), "--no-progress"]) == 0
+    assert capsys.readouterr().err == f"orchestra eval: setting: {Setting.read(out).describe()} (policy:{out}'s own)\n"
     s = json.loads(summary.read_text())
     assert s["env"] == cfg.env_id and s["agent"] == f"policy:{out}" and s["episodes"] == 2
     assert s["mean_orchestrator_cost_usd"] == 0.0  # a local policy reports no model usage
@@ -231,6 +240,34 @@ def test_orchestra_eval_plays_a_trained_run_in_its_setting(run, tmp_path, capsys
         assert rec["messages"][0] == env.unwrapped.messages[0].to_dict()  # the run's system prompt and tools
         assert [m["content"] for m in rec["messages"] if m["role"] == "assistant"] == texts
         assert (rec["end_reason"], rec["turns"]) == (info["end_reason"], info["turn"])
+
+
+def test_a_baseline_plays_in_the_runs_setting_with_setting_of(run, tmp_path, capsys):
+    """``orchestra eval --agent expert-2 --setting-of RUN``: the baseline in the trained run's setting (env, kwargs,
+    reset options as the policy's own), printed as one line; a run folder without orchestra_setting.json (trained
+    before runs wrote it) gets it from ``--agent policy:RUN``."""
+    import json
+    import shutil
+
+    from orchestra_gym.setting import SETTING_FILE
+    from orchestra_jax.cli import main
+
+    out, cfg, _ = run
+    a = load_policy_agent(out)
+    capsys.readouterr()
+    assert main(["eval", "--agent", "expert-2", "--setting-of", str(out), "--episodes", "2", "--output-dir",
+                 str(tmp_path / "e2"), "--no-progress"]) == 0
+    assert f"(--setting-of {out})" in capsys.readouterr().err
+    r = json.loads((tmp_path / "e2" / "run.json").read_text())
+    assert (r["env"], r["env_kwargs"], r["options"]) == (a.env_id, a.env_kwargs, a.reset_options)
+    old = tmp_path / "old_run"
+    shutil.copytree(out, old)
+    (old / SETTING_FILE).unlink()
+    with pytest.raises(SystemExit):
+        main(["eval", "--agent", "expert-2", "--setting-of", str(old), "--no-progress"])
+    assert f"`orchestra eval --agent policy:{old} --episodes 1` writes it" in capsys.readouterr().err
+    assert main(["eval", "--agent", f"policy:{old}", "--episodes", "1", "--no-progress"]) == 0
+    assert json.loads((old / SETTING_FILE).read_text()) == json.loads((out / SETTING_FILE).read_text())
 
 
 def test_orchestra_eval_policy_errors_are_one_line(tmp_path, capsys):
