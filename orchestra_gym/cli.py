@@ -36,8 +36,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from orchestra_gym.agents import agent_factory
-from orchestra_gym.evaluation import (EvaluationStopped, evaluate, format_qa_table, format_table, jsonable, regrade,
-                                      report, resume, stop_on_signals)
+from orchestra_gym.evaluation import (EvaluationStopped, StopRequest, evaluate, format_qa_table, format_table, jsonable,
+                                      regrade, report, resume, stop_on_signals)
 from orchestra_gym.registration import ENV_SPECS
 from orchestra_gym.setting import Setting
 
@@ -72,7 +72,7 @@ def _stopped_line(args: argparse.Namespace, e: EvaluationStopped | None) -> str:
     return f"orchestra eval: {why}; played {kept}, nothing kept (use --output-dir RUN_DIR to keep episodes and resume)"
 
 
-def _play_eval(args: argparse.Namespace, stop: object) -> int:
+def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
     progress = not args.no_progress
     if args.resume:
         results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
