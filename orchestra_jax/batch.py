@@ -31,9 +31,8 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
 
     Args:
       trajectories: N x G trajectories from `orchestra_jax.rollout.collect_rollouts`.
-      config: the run's `TrainConfig` (reward, advantage_scale, min_group_std, adv_eps, adv_clip, adv_ddof,
-        pad_multiple). With advantage_scale "weights" the rewards (and reward_mean, min_group_std's test) are
-        the preference rewards divided by each group's total preference weight, and A = R - mean.
+      config: the run's `TrainConfig` (reward, min_group_std, adv_eps, adv_clip, adv_ddof,
+        pad_multiple).
       preference: the preference vector in reward-vector order (`preference_vector`): float [K] for
         every group, or [N, K], one per group (preferences sampled per task); None uses the outcome
         as the reward.
@@ -46,16 +45,11 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
     g = config.rollouts_per_task
     kind = config.reward if preference is not None else "outcome"
     rewards = group_rewards(trajectories, g, preference, kind=kind)
-    scale = config.advantage_scale == "group" or kind != "preference"
-    if not scale:  # each preference's rewards to [0, 1]: divided by the total weight (advantage_scale "weights")
-        p = np.asarray(preference, np.float64)
-        total = np.abs(p).sum(axis=-1) if p.ndim == 2 else np.full(len(rewards), np.abs(p).sum())
-        rewards = rewards / np.where(total > 0, total, 1.0)[:, None]
     answered = np.array([t.answered for t in trajectories]).reshape(rewards.shape)
     guided = np.array([t.guided for t in trajectories]).reshape(rewards.shape)
     filt = grpo.filter_and_advantages(rewards, answered, min_std=config.min_group_std, eps=config.adv_eps,
                                       clip=config.adv_clip, ddof=config.adv_ddof,
-                                      off_policy=guided if guided.any() else None, scale=scale)
+                                      off_policy=guided if guided.any() else None)
     batch = to_batch(trajectories, filt.advantages.reshape(-1), multiple=config.pad_multiple)
     batch["loss_mask"] = batch["loss_mask"] * filt.keep.reshape(-1, 1).astype(np.float32)
     return batch, {"reward_mean": float(rewards.mean()), **filt.counts}
@@ -91,39 +85,6 @@ def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preferenc
         p = np.asarray(preference, np.float64)
         out[i] = group_preference_rewards(vecs, solved, p[i] if p.ndim == 2 else p)
     return out
-
-
-def soft_target_batch(batch: dict[str, np.ndarray], targets: Sequence[tuple[int, Sequence[int], Sequence[float]]],
-                      weight: float = 1.0) -> dict[str, np.ndarray]:
-    """Add the warm start's soft targets to a `to_batch` batch (`orchestra_jax.train_step.make_sft_step`).
-
-    targets[i] = (token index t, K candidate ids, K probabilities) of row i (`rollout.choice_target`).
-    Returns a new dict: ``soft_ids`` int32 [B, T, K] and ``soft_weights`` float32 [B, T, K] (0 except at
-    each row's t: `weight` x the probabilities), and ``loss_mask`` 0 at t (the drawn token's likelihood
-    is replaced by the cross-entropy to the probabilities, counted `weight` times: the one decision of
-    a demonstration can outweigh its many memorised tokens; the minimiser is the same).
-
-    Raises: ValueError when the rows and targets differ in number, K differs between rows, t is
-    outside a row's attended tokens, or weight <= 0.
-    """
-    if not weight > 0:
-        raise ValueError(f"weight must be > 0, got {weight}")
-    b, t_len = batch["tokens"].shape
-    if len(targets) != b:
-        raise ValueError(f"{len(targets)} soft targets for {b} rows")
-    k = len(targets[0][1]) if targets else 0
-    ids = np.zeros((b, t_len, k), np.int32)
-    weights = np.zeros((b, t_len, k), np.float32)
-    mask = batch["loss_mask"].copy()
-    for i, (pos, cand, prob) in enumerate(targets):
-        if len(cand) != k or len(prob) != k:
-            raise ValueError(f"soft target {i}: {len(cand)} ids and {len(prob)} probabilities, expected {k}")
-        if not (1 <= pos < t_len and batch["attention_mask"][i, pos] > 0):
-            raise ValueError(f"soft target {i}: token index {pos} is outside the row's tokens")
-        ids[i, pos] = cand
-        weights[i, pos] = np.asarray(prob, np.float64) * weight
-        mask[i, pos] = 0.0
-    return {**batch, "loss_mask": mask, "soft_ids": ids, "soft_weights": weights}
 
 
 def to_batch(trajs: Sequence[Trajectory], advantages: np.ndarray | None = None, *, pad_to: int | None = None,

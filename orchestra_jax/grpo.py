@@ -48,13 +48,8 @@ def group_advantages(
     eps: float = 1e-6,
     clip: float | None = 3.0,
     ddof: int = 1,
-    scale: bool = True,
 ) -> np.ndarray:
     """Group-normalised advantages A = (R - mean) / (std + eps), clipped to [-clip, clip].
-
-    scale=False leaves out the division by the std, A = R - mean (Dr. GRPO, Liu et al. 2025, arXiv
-    2503.20783; TRL's ``scale_rewards=False``): a group keeps the size of its reward differences, so a
-    rare large reward is not shrunk by its own group's large std.
 
     Args:
       rewards: float [G] (one group) or [N, G] (N groups of G rollouts of the same task).
@@ -86,7 +81,7 @@ def group_advantages(
         centred = r - mean
         # equal rewards: centred is exactly 0 up to rounding; force 0 so tiny noise / eps is not amplified
         centred = np.where(std > 0.0, centred, 0.0)
-        adv = centred / (std + eps) if scale else centred  # [TO] Sec. 3.2: A = (R - mean) / (std + eps)
+        adv = centred / (std + eps)  # [TO] Sec. 3.2: A = (R - mean) / (std + eps)
     if clip is not None:
         adv = np.clip(adv, -clip, clip)  # [TO] Sec. 3.2: A clipped to [-3, 3]
     adv = adv.astype(np.float32)
@@ -128,7 +123,6 @@ def filter_and_advantages(
     clip: float | None = 3.0,
     ddof: int = 1,
     off_policy: np.ndarray | None = None,
-    scale: bool = True,
 ) -> GroupFilterResult:
     """The paper's rollout filters plus group advantages ([TO] Sec. 3.2).
 
@@ -137,7 +131,7 @@ def filter_and_advantages(
       has_answer: bool [N, G]; False for rollouts that ended without a valid final answer. They keep their
         reward inside the group statistics but are excluded from the loss. None = all True.
       min_std: groups whose reward std (same ddof) is below this are dropped (0.1 in [TO]).
-      eps, clip, ddof, scale: as in `group_advantages`.
+      eps, clip, ddof: as in `group_advantages`.
       off_policy: bool [N, G]; True for rollouts the policy did not sample (guided rollouts,
         `orchestra_jax.train_config.TrainConfig.guide_experts`). They count in the group's mean and std
         like any rollout, but enter the loss only with a positive advantage: an off-policy episode that
@@ -156,7 +150,7 @@ def filter_and_advantages(
     ans = np.ones(r.shape, bool) if has_answer is None else np.asarray(has_answer, bool)
     if ans.shape != r.shape:
         raise ValueError(f"has_answer shape {ans.shape} != rewards shape {r.shape}")
-    adv = group_advantages(r, eps=eps, clip=clip, ddof=ddof, scale=scale)
+    adv = group_advantages(r, eps=eps, clip=clip, ddof=ddof)
     group_ok = group_std(r, ddof=ddof) >= min_std  # [TO]: drop groups with reward std < 0.1
     keep = group_ok[:, None] & ans  # [TO]: drop rollouts without a valid answer
     extra = {}

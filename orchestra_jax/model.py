@@ -358,39 +358,33 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
 
     Args:
         input_ids: int32 [B, T].
-        targets: int32 [B, T] (usually input_ids shifted left by one), or [B, T, K]: K candidate
-            ids per position, each scored from the same logits (the warm start's soft target,
-            `orchestra_jax.train_step.make_sft_step`).
+        targets: int32 [B, T] (usually input_ids shifted left by one).
         attention_mask: [B, T]; positions where it is 0 still get a (meaningless) value; mask
             them in the loss.
         with_entropy: also return each position's entropy of the full next-token distribution,
             H = logsumexp(z) - sum(softmax(z) * z) in nats (z = logits / temperature), from the
             same chunked logits (no second forward).
     Returns:
-        float32 [B, T] log-probs ([B, T, K] for [B, T, K] targets), or (log-probs, entropies), the
+        float32 [B, T] log-probs, or (log-probs, entropies), the
         entropies float32 [B, T].
     """
     h = model.hidden_states(input_ids, attention_mask, positions)
     w = model.head_matrix()
     b, t, d = h.shape
-    extra = targets.shape[2:]  # () or (K,)
     chunk = max(1, min(chunk, t))
     pad = (-t) % chunk
     if pad:
         h = jnp.pad(h, ((0, 0), (0, pad), (0, 0)))
-        targets = jnp.pad(targets, ((0, 0), (0, pad)) + ((0, 0),) * len(extra))
+        targets = jnp.pad(targets, ((0, 0), (0, pad)))
     n = (t + pad) // chunk
     hc = h.reshape(b, n, chunk, d).swapaxes(0, 1)
-    tc = targets.reshape((b, n, chunk) + extra).swapaxes(0, 1)
+    tc = targets.reshape(b, n, chunk).swapaxes(0, 1)
 
     @jax.checkpoint
     def one(hx, tx):
         logits = jnp.einsum("bcd,dv->bcv", hx, w, preferred_element_type=jnp.float32) / temperature
         logz = jax.nn.logsumexp(logits, axis=-1)
-        if extra:
-            lp = jnp.take_along_axis(logits, tx, axis=-1) - logz[..., None]
-        else:
-            lp = jnp.take_along_axis(logits, tx[..., None], axis=-1)[..., 0] - logz
+        lp = jnp.take_along_axis(logits, tx[..., None], axis=-1)[..., 0] - logz
         if not with_entropy:
             return lp
         probs = jnp.exp(logits - logz[..., None])

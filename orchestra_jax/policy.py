@@ -112,20 +112,14 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
 
 def demonstrator(cfg: Any, seed: int) -> DelegatingAgent:
     """The warm start's demonstrator of one episode, as the config asks (`TrainConfig.sft_expert_choice`,
-    `sft_state_kind`, `sft_state_difficulty`, `sft_state_preference`, `sft_expert_weights`,
-    `sft_preference_prior`); `seed` seeds its expert draws."""
-    return DelegatingAgent(seed, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind,
-                           state_difficulty=cfg.sft_state_difficulty, state_preference=cfg.sft_state_preference,
-                           expert_weights=cfg.sft_expert_weights, state_choice=cfg.sft_state_choice,
-                           preference_prior=cfg.sft_preference_prior)
+    `sft_state_kind`); `seed` seeds its expert draws."""
+    return DelegatingAgent(seed, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind)
 
 
 def guide(cfg: Any, expert: str) -> DelegatingAgent:
     """The demonstrator of a guided rollout (`TrainConfig.guide_experts`): the warm start's demonstrator
-    (its thought: `sft_state_kind`, `sft_state_difficulty`, `sft_state_preference`) pinned to `expert`
+    (its thought: `sft_state_kind`) pinned to `expert`
     for the whole episode, so its text is what the warm-started policy writes when it picks `expert`.
 
     Raises (in `reset`): ValueError when the environment has no expert named `expert`."""
-    return DelegatingAgent(0, per_episode=True, state_kind=cfg.sft_state_kind,
-                           state_difficulty=cfg.sft_state_difficulty, state_preference=cfg.sft_state_preference,
-                           expert_weights={expert: 1.0}, state_choice=cfg.sft_state_choice)
+    return DelegatingAgent(0, per_episode=True, state_kind=cfg.sft_state_kind, expert_weights={expert: 1.0})

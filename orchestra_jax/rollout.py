@@ -400,38 +400,6 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
                       task_id=task_id, texts=texts)
 
 
-def choice_target(traj: Trajectory, tokenizer: ChatTokenizer, agent: Any) -> tuple[int, list[int], list[float]]:
-    """The warm start's soft target of a demonstration (`TrainConfig.sft_soft_choice`): where its first
-    turn decides the expert, the candidate token ids there and the demonstrator's probabilities.
-
-    `agent` is the demonstrator that played `traj` (`orchestra_gym.agents.DelegatingAgent` after the
-    episode: ``choice_distribution()`` and ``first_action(expert)``). The first turn's text is encoded
-    once per expert; the texts differ only in the expert's name, so their ids agree up to one position
-    d and differ there. Returns (token index of d in ``traj.tokens``, K candidate ids, K probabilities
-    summing to 1), in the order of ``agent.choice_distribution()``.
-
-    Raises: ValueError when the trajectory has no assistant token, its first turn is not the text the
-    agent renders for any expert, or two experts' names share the id at their first difference (the
-    names must be told apart by one token; rename the experts).
-    """
-    dist = agent.choice_distribution()
-    names = list(dist)
-    ids = [tokenizer.encode(agent.first_action(e)) for e in names]
-    if 1.0 not in traj.loss_mask:
-        raise ValueError("choice_target: the trajectory has no assistant token (loss_mask is all 0)")
-    start = traj.loss_mask.index(1.0)
-    if not any(traj.tokens[start:start + len(x)] == x for x in ids):
-        raise ValueError("choice_target: the trajectory's first turn is not the demonstrator's text for any of "
-                         f"{names}; pass the agent that played it")
-    d = 0
-    while all(d < len(x) for x in ids) and len({x[d] for x in ids}) == 1:
-        d += 1
-    if len(names) > 1 and len({x[d] if d < len(x) else -1 for x in ids}) < len(names):
-        raise ValueError(f"choice_target: the experts {names} are not told apart by one token at their first "
-                         "difference; give them names that tokenize to distinct ids there")
-    return start + d, [x[d] for x in ids], [dist[e] for e in names]
-
-
 def guided_rollouts(envs: Sequence[Any], tokenizer: ChatTokenizer, agents: Sequence[Any],
                     task_options: Sequence[dict[str, Any]], *, seed: int, max_turns: int, max_seq_len: int,
                     executor: ThreadPoolExecutor | None = None) -> list[Trajectory]:

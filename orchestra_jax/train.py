@@ -41,10 +41,10 @@ from tqdm import tqdm
 
 from orchestra_gym.evaluation import by_label, rollout_summary
 from orchestra_jax import checkpoint, sharding
-from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, soft_target_batch, to_batch
+from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
 from orchestra_jax.plots import write_plots
 from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs, run_setting
-from orchestra_jax.rollout import Trajectory, choice_target, collect_rollouts, guided_rollouts, scripted_trajectory
+from orchestra_jax.rollout import Trajectory, collect_rollouts, guided_rollouts, scripted_trajectory
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.guard import TrainingGuard, TrainingStopped
@@ -382,7 +382,7 @@ class Run:
             return state.params
         # demonstrations: the delegating agent's episodes that fit max_seq_len
         env = make_envs(cfg, 1)[0]
-        data, soft = [], []
+        data = []
         pref_rng = np.random.default_rng([cfg.seed, 23])  # the demonstrations' preferences, as in training
         for i in range(cfg.sft_tasks):
             agent = demonstrator(cfg, cfg.seed * 7919 + i)
@@ -391,17 +391,13 @@ class Run:
                                     max_turns=cfg.max_turns)
             if len(t) <= cfg.max_seq_len:
                 data.append(t)
-                if cfg.sft_soft_choice:  # the draw's distribution at the first expert name
-                    soft.append(choice_target(t, self.tok, agent))
         step_fn = make_sft_step(self.logp_fn, tx)
         bar = self._bar(cfg.sft_steps, "sft", start)
-        keys = ("tokens", "attention_mask", "loss_mask") + (("soft_ids", "soft_weights") if cfg.sft_soft_choice else ())
+        keys = ("tokens", "attention_mask", "loss_mask")
         for s in range(start, cfg.sft_steps):
             order = np.random.default_rng([cfg.seed, 1_000_000 + s]).choice(len(data), cfg.sft_batch_size,
                                                                              replace=len(data) < cfg.sft_batch_size)
             batch = to_batch([data[i] for i in order], multiple=cfg.pad_multiple)
-            if cfg.sft_soft_choice:
-                batch = soft_target_batch(batch, [soft[i] for i in order], cfg.sft_soft_choice_weight)
             batch = split_micro({k: batch[k] for k in keys}, cfg.micro_batches)
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),

@@ -111,11 +111,6 @@ class TrainConfig:
     adv_clip: float = 3.0  # advantages clipped to [-adv_clip, adv_clip] (paper Sec. 3.2)
     adv_ddof: int = 1  # std ddof; 1 = unbiased, torch.std in the released code
     min_group_std: float = 0.1  # groups with reward std below this are dropped (paper Sec. 3.2)
-    # "group": A = (R - mean) / std per group (paper Sec. 3.2). "weights": each group's preference rewards are
-    # divided by its preference's total weight (so every preference's rewards lie in [0, 1]) and A = R - mean,
-    # unscaled (Dr. GRPO): with std scaling, every preference ranks a group's episodes alike (solved before
-    # unsolved, cheaper = faster before dearer) and only the sizes differ, which the std divides away
-    advantage_scale: str = "group"
     # ------------------------------------------------------------------ loss (orchestra_jax.grpo)
     loss: LossConfig = dataclasses.field(default_factory=LossConfig)  # clip, dual clip, KL, aggregation
     old_logp_source: str = "trainer"  # pi_old: "trainer" (recomputed, verl) or "sampler" (rollout log-probs)
@@ -168,23 +163,9 @@ class TrainConfig:
     sft_lr_schedule: str = "cosine"  # "cosine" (decay to 0 over sft_steps) or "constant"
     sft_tasks: int = 512  # golden trajectories generated for SFT
     # the demonstrator (`orchestra_gym.agents.DelegatingAgent`): a uniformly drawn expert "per_turn" or
-    # "per_episode"; sft_state_kind: its first turn names the request's kind in a <think> block;
-    # sft_state_difficulty: and its difficulty; sft_state_preference: that block also restates the
-    # episode's preference weights; sft_expert_weights: the relative odds of its expert draw
+    # "per_episode"; sft_state_kind: its first turn names the request's kind in a <think> block
     sft_expert_choice: str = "per_turn"
     sft_state_kind: bool = False
-    sft_state_difficulty: bool = False
-    sft_state_preference: bool = False
-    sft_state_choice: bool = False  # the <think> ends by naming the expert it then calls ("Expert: expert-2.")
-    sft_expert_weights: dict = dataclasses.field(default_factory=dict)  # the demonstrator's draw; {} = uniform
-    # the demonstrator's lean toward what the episode's preference asks of the experts' stated prices and
-    # latencies (DelegatingAgent.preference_prior; 0 = the draw ignores the preference)
-    sft_preference_prior: float = 0.0
-    # the warm start learns the demonstrator's expert draw as a distribution: at the first call's expert
-    # name the target is the draw's probabilities (a soft target), not the one expert drawn; needs
-    # sft_expert_choice "per_episode" (Run.sft, train_step.make_sft_step)
-    sft_soft_choice: bool = False
-    sft_soft_choice_weight: float = 1.0  # that cross-entropy counts this many tokens of the warm start's mean
     # ------------------------------------------------------------------ evaluation, logging, checkpoints
     eval_tasks: int = 100  # held-out generated tasks for the before/after evaluation
     eval_temperature: float = 0.0  # 0 = greedy
@@ -254,17 +235,6 @@ class TrainConfig:
         need(self.sft_steps == 0 or self.sft_tasks >= 1, "sft_tasks", "SFT needs >= 1 golden trajectory")
         need(self.sft_expert_choice in ("per_turn", "per_episode"), "sft_expert_choice",
              "use 'per_turn' or 'per_episode'")
-        need(all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0
-                 for w in self.sft_expert_weights.values())
-             and (not self.sft_expert_weights or sum(self.sft_expert_weights.values()) > 0),
-             "sft_expert_weights", "must map expert names to weights >= 0 with a positive sum ({} = uniform)")
-        need(self.sft_preference_prior >= 0, "sft_preference_prior", "must be >= 0 (0 = the draw ignores the preference)")
-        need(not self.sft_soft_choice or self.sft_expert_choice == "per_episode", "sft_soft_choice",
-             "needs sft_expert_choice='per_episode' (one draw per episode, learned at the first call); "
-             "set sft_expert_choice=per_episode or sft_soft_choice=false")
-        need(self.advantage_scale in ("group", "weights"), "advantage_scale",
-             f"use 'group' (paper) or 'weights', got {self.advantage_scale!r}")
-        need(self.sft_soft_choice_weight > 0, "sft_soft_choice_weight", "must be > 0 (1 = one token's weight)")
         train_prefs = [_preference(p, f"train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"eval_preferences.{name}")

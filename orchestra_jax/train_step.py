@@ -129,8 +129,7 @@ def init_state(params: Any, tx: optax.GradientTransformation, *, with_reference:
 
 def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
                  with_entropy: bool = False, temperature: float = 1.0) -> Callable[..., Any]:
-    """logp_fn(params, input_ids [b, T], targets [b, T], attention_mask [b, T]) -> float32 [b, T]
-    (targets [b, T, K]: K candidate ids per position -> float32 [b, T, K]).
+    """logp_fn(params, input_ids [b, T], targets [b, T], attention_mask [b, T]) -> float32 [b, T].
 
     Log-probs at the sampling `temperature`: log_softmax(logits / temperature)[target] over the full
     vocabulary, the convention of `orchestra_jax.sampler.Sampler` (no top-k / top-p renormalisation), so
@@ -152,10 +151,7 @@ def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
                                   temperature=temperature)
         logits = model(input_ids, attention_mask=attention_mask).astype(jnp.float32) / temperature
         lsm = jax.nn.log_softmax(logits, axis=-1)
-        if targets.ndim == 3:  # K candidate ids per position (the warm start's soft target)
-            lp = jnp.take_along_axis(lsm, targets, axis=-1)
-        else:
-            lp = jnp.take_along_axis(lsm, targets[..., None], axis=-1)[..., 0]
+        lp = jnp.take_along_axis(lsm, targets[..., None], axis=-1)[..., 0]
         if with_entropy:
             return lp, -jnp.sum(jnp.exp(lsm) * lsm, axis=-1)
         return lp
@@ -262,34 +258,21 @@ def make_sft_step(
     """Supervised warm start: token-mean negative log-likelihood of the loss-mask tokens (the same masks
     as GRPO: only assistant tokens are learned), micro-batched with the global token count.
 
-    Batch: tokens, attention_mask, loss_mask as in the module docstring ([M, b, T]); optionally the
-    soft targets ``soft_ids`` int32 [M, b, T, K] and ``soft_weights`` float32 [M, b, T, K]: at a
-    position t whose weights are not all 0 the loss is the cross-entropy ``-sum_k w[t, k] *
-    log p(soft_ids[t, k] | tokens[<t])`` to the distribution w (the demonstrator's expert draw,
-    `TrainConfig.sft_soft_choice`) instead of the log-likelihood of the one drawn token (whose
-    loss_mask is 0 there); each such position counts as one token of the mean.
+    Batch: tokens, attention_mask, loss_mask as in the module docstring ([M, b, T]).
     Metrics: nll (nats per token), tokens, grad_norm.
     """
 
     def step(state: TrainState, batch: dict[str, jax.Array]):
         full_mask = batch["loss_mask"][:, :, 1:] * (batch["attention_mask"][:, :, 1:] > 0)
-        soft = "soft_ids" in batch
         count = jnp.sum(full_mask > 0)
-        if soft:
-            count = count + jnp.sum(jnp.sum(batch["soft_weights"][:, :, 1:], axis=-1) > 0)
         den = jnp.maximum(count.astype(jnp.float32), 1.0)
 
         def micro(grads, mb):
             inp, tgt, am, mask = _shift(mb)
 
             def loss_fn(params):
-                if not soft:
-                    lp = _split_logp(logp_fn(params, inp, tgt, am))[0]
-                    return -jnp.sum(jnp.where(mask > 0, lp, 0.0)) / den
-                targets = jnp.concatenate([tgt[..., None], mb["soft_ids"][:, 1:]], axis=-1)  # [b, T-1, 1 + K]
-                lp = _split_logp(logp_fn(params, inp, targets, am))[0]
-                hard = jnp.sum(jnp.where(mask > 0, lp[..., 0], 0.0))
-                return -(hard + jnp.sum(mb["soft_weights"][:, 1:] * lp[..., 1:])) / den
+                lp = _split_logp(logp_fn(params, inp, tgt, am))[0]
+                return -jnp.sum(jnp.where(mask > 0, lp, 0.0)) / den
 
             loss, g = jax.value_and_grad(loss_fn)(state.params)
             return jax.tree.map(jnp.add, grads, g), loss

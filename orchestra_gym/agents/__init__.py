@@ -183,32 +183,9 @@ class DelegatingAgent:
             ``env.unwrapped.task.category``: the warm start teaches the policy to name what the
             user asks for before it acts, as a language-pretrained orchestrator would; the expert
             after it is still drawn at random.
-        state_difficulty: with `state_kind`, the kind is followed by the task's difficulty
-            (``Request kind: change item (medium).``): the difficulty word is shared by several
-            kinds, so what the policy learns about one medium kind carries to the others.
-        state_preference: the same first-turn ``<think>`` block also restates the episode's
-            preference vector (``Preference: outcome 1, cost 0.5, latency 0.``, read from
-            ``env.unwrapped.preference``; in words, ``Preference: cost high, latency none.``, when the
-            env states the levels, ``preference_levels``), so the expert the policy picks next can follow the
-            user's weights written a few tokens before it rather than in a distant system prompt
-            (a small policy attends to near tokens far more easily; paper Sec. 3.2 / 6.4: the
-            preference is an input of the orchestrator).
         expert_weights: relative probabilities of the experts' draw (expert name -> weight >= 0;
-            experts not listed get 0); empty or None draws uniformly.
-        preference_prior: how strongly the expert draw leans toward what the episode's preference asks
-            of the experts' stated prices and latencies (0 = not at all). Each expert's prompt utility
-            ``u = (w_cost * (1 - price) + w_latency * (1 - latency)) / (w_outcome + w_cost + w_latency)``
-            (price: input plus output USD per 1M tokens, latency: the typical seconds per call of its
-            description, each min-max normalised over the experts; an expert without a stated latency
-            counts as the slowest) sets the odds ``exp(preference_prior * u)``, times `expert_weights`.
-            It reads only what the prompt tells every orchestrator (the preference line and the expert
-            list), nothing about the task: the warm start's stand-in for a language model's reading of
-            "cost high" as "prefer the cheap experts" (paper Sec. 6.4: the preference is an input).
-        state_choice: the same first-turn ``<think>`` block ends by naming the expert the agent is
-            about to call (``Expert: expert-2.``), so the choice is written right after what it is
-            conditioned on (the kind, the preference) and the tool call repeats it: a small policy
-            learns a next-token dependence on the words just before it far faster than on words
-            twenty tokens back (the decision is then made where the kind was just written).
+            experts not listed get 0); empty or None draws uniformly (the guided rollouts' demonstrator
+            pins one expert with it, `orchestra_jax.policy.guide`).
 
     Raises (in `reset`): ValueError when the environment has no experts, or `expert_weights`
     names an expert the environment lacks or gives no expert a positive weight.
@@ -217,18 +194,11 @@ class DelegatingAgent:
     name = "delegating"
 
     def __init__(self, seed: int = 0, per_episode: bool = False, state_kind: bool = False,
-                 state_preference: bool = False, expert_weights: "dict[str, float] | None" = None,
-                 state_difficulty: bool = False, state_choice: bool = False, preference_prior: float = 0.0):
+                 expert_weights: "dict[str, float] | None" = None):
         self.rng = np.random.default_rng(seed)
         self.per_episode = bool(per_episode)
         self.state_kind = bool(state_kind)
-        self.state_preference = bool(state_preference)
-        self.state_difficulty = bool(state_difficulty)
         self.expert_weights = dict(expert_weights or {})
-        self.state_choice = bool(state_choice)
-        if not preference_prior >= 0:
-            raise ValueError(f"preference_prior must be >= 0 (0 = the draw ignores the preference), got {preference_prior}")
-        self.preference_prior = float(preference_prior)
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         self.experts = sorted(getattr(env.unwrapped, "experts", {}))
@@ -243,64 +213,22 @@ class DelegatingAgent:
             if not (np.all(w >= 0) and w.sum() > 0):
                 raise ValueError(f"expert_weights must be >= 0 with a positive sum, got {self.expert_weights}")
             self.p = w / w.sum()
-        preference = getattr(env.unwrapped, "preference", None)
-        if self.preference_prior > 0 and preference is not None:
-            u = self._prompt_utility(env.unwrapped, preference)
-            odds = np.exp(self.preference_prior * (u - u.max())) * (self.p if self.p is not None else 1.0)
-            self.p = odds / odds.sum()
         self.fixed = self._draw() if self.per_episode else None
         task = getattr(env.unwrapped, "task", None)
         category = getattr(task, "category", "") or ""
-        difficulty = (getattr(task, "difficulty", "") or "") if self.state_difficulty else ""
         parts = []
         if self.state_kind and category:
-            parts.append(f"Request kind: {category.replace('_', ' ')}" + (f" ({difficulty})." if difficulty else "."))
-        if self.state_preference and preference is not None:
-            levels = getattr(env.unwrapped, "preference_levels", False)
-            parts.append(f"Preference: {preference.levels_text() if levels else preference.weights_text()}.")
+            parts.append(f"Request kind: {category.replace('_', ' ')}.")
         self.parts = parts
         self.first = True
-
-    def _prompt_utility(self, env: Any, preference: Any) -> np.ndarray:
-        """float64 [n_experts] (sorted names): each expert's prompt utility (see `preference_prior`)."""
-
-        def minmax(x: np.ndarray) -> np.ndarray:
-            span = x.max() - x.min()
-            return (x - x.min()) / span if span > 0 else np.zeros_like(x)
-
-        experts = env.experts
-        price = np.array([listed_price(env, n, missing=0.0) for n in self.experts])
-        stated = [experts[n].typical_latency_s() if hasattr(experts[n], "typical_latency_s") else None
-                  for n in self.experts]
-        known = [x for x in stated if x is not None]
-        latency = np.array([x if x is not None else max(known, default=0.0) for x in stated])
-        w_o, w_c, w_l = (max(float(x), 0.0) for x in (preference.outcome, preference.cost, preference.latency))
-        total = w_o + w_c + w_l
-        if total <= 0:
-            return np.zeros(len(self.experts))
-        return (w_c * (1 - minmax(price)) + w_l * (1 - minmax(latency))) / total
 
     def _draw(self) -> str:
         if self.p is None:
             return self.experts[int(self.rng.integers(len(self.experts)))]
         return self.experts[int(self.rng.choice(len(self.experts), p=self.p))]
 
-    def choice_distribution(self) -> "dict[str, float]":
-        """The episode's expert draw after `reset`: expert name -> probability (sums to 1; uniform when
-        neither `expert_weights` nor `preference_prior` shapes it). The warm start's soft target
-        (`orchestra_jax` `TrainConfig.sft_soft_choice`) learns this distribution rather than one draw."""
-        p = self.p if self.p is not None else np.full(len(self.experts), 1.0 / len(self.experts))
-        return {e: float(x) for e, x in zip(self.experts, p)}
-
-    def first_action(self, expert: str) -> str:
-        """The text of the episode's first turn had it called `expert` (after `reset`, before `act`): the
-        same ``<think>`` and a ``call_expert`` to `expert`; the texts of two experts differ only in the name."""
-        return self._render(expert, first=True)
-
     def _render(self, expert: str, first: bool) -> str:
         parts = list(self.parts) if first else []
-        if first and self.state_choice:
-            parts.append(f"Expert: {expert}.")
         thought = f"<think>{' '.join(parts)}</think>\n" if parts else ""
         return thought + render_tool_calls([ToolCall("call_expert", {"expert": expert})])
 

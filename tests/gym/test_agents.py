@@ -64,24 +64,6 @@ def test_delegating_agent_per_turn_per_episode_and_the_stated_kind():
     texts, category = play(DelegatingAgent(3, per_episode=True, state_kind=True), 11)
     assert texts[0].startswith(f"<think>Request kind: {category.replace('_', ' ')}.</think>\n<tool_call>")
     assert len({t.split("</think>\n")[-1] for t in texts}) == 1 and all("<think>" not in t for t in texts[1:])
-    # the preference restated after the kind: the episode's weights, as the prompt line lists them
-    env.reset(seed=11, options={"tools": ["call_expert"], "preference": {"outcome": 1.0, "cost": 2.0}})
-    agent = DelegatingAgent(3, state_kind=True, state_difficulty=True, state_preference=True)
-    agent.reset(env, None, {})
-    first = agent.act(None, {})
-    task = env.unwrapped.task
-    assert first.startswith(f"<think>Request kind: {task.category.replace('_', ' ')} ({task.difficulty}). "
-                            "Preference: outcome 1, cost 2, latency 0.</think>\n<tool_call>")
-    agent = DelegatingAgent(3, state_preference=True)
-    agent.reset(env, None, {})
-    assert agent.act(None, {}).startswith("<think>Preference: outcome 1, cost 2, latency 0.</think>\n<tool_call>")
-    # in words when the env states the levels (preference_levels)
-    worded = gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=6, preference_in_prompt=True,
-                      preference_levels=True)
-    worded.reset(seed=11, options={"tools": ["call_expert"], "preference": {"outcome": 1.0, "cost": 2.0}})
-    agent = DelegatingAgent(3, state_preference=True)
-    agent.reset(worded, None, {})
-    assert agent.act(None, {}).startswith("<think>Preference: cost high, latency none.</think>\n<tool_call>")
 
 
 def test_fit_router_on_training_tasks_beats_the_fixed_experts_hull_there():
@@ -122,38 +104,3 @@ def test_delegating_agent_expert_weights_skew_the_draw_and_bad_weights_raise():
         DelegatingAgent(0, expert_weights={"expert-1": 0.0}).reset(env, obs, info)
 
 
-def test_delegating_agent_preference_prior_reads_the_prompts_prices_and_latencies():
-    """The draw's odds exp(b * u) with u from the experts' stated prices and latencies (float64 formula)."""
-    import numpy as np
-
-    from orchestra_gym.agents import DelegatingAgent
-
-    env = gym.make("ToolOrchestra-ToolScale-v0", system_prompt="compact", max_turns=6)
-    price = np.array([1.25 + 10.0, 0.25 + 2.0, 0.8 + 0.8])  # expert-1..3 (pricing.EXPERT_POOL, USD per 1M)
-    latency = np.array([2.0 + 800 / 50.0, 0.6 + 400 / 80.0, 0.3 + 250 / 150.0])  # typical s per call
-    obs, _ = env.reset(seed=4)
-    for line in ("expert-1: $1.25/1M input tokens, $10/1M output tokens, about 18 s per call",
-                 "expert-2: $0.25/1M input tokens, $2/1M output tokens, about 6 s per call",
-                 "expert-3: $0.8/1M input tokens, $0.8/1M output tokens, about 2 s per call"):
-        assert line in obs  # the prices and latencies the prior reads are the ones the prompt states
-    mm = lambda x: (x - x.min()) / (x.max() - x.min())  # noqa: E731
-    for weights in ({"outcome": 1.0, "cost": 4.0}, {"outcome": 1.0, "latency": 4.0}, {"outcome": 1.0, "cost": 0.5},
-                    {"outcome": 1.0}):
-        obs, info = env.reset(seed=4, options={"preference": weights})
-        agent = DelegatingAgent(0, per_episode=True, preference_prior=2.0)
-        agent.reset(env, obs, info)
-        w = np.array([weights.get(k, 0.0) for k in ("outcome", "cost", "latency")])
-        u = (w[1] * (1 - mm(price)) + w[2] * (1 - mm(latency))) / w.sum()
-        odds = np.exp(2.0 * u)
-        np.testing.assert_allclose(agent.p, odds / odds.sum(), rtol=1e-12)
-    # accuracy only: uniform; latency first leans to expert-3 (fastest), then expert-2, then expert-1
-    assert agent.p.tolist() == [1 / 3] * 3
-    draws = []
-    for seed in range(300):
-        obs, info = env.reset(seed=4, options={"preference": {"outcome": 1.0, "latency": 4.0}})
-        a = DelegatingAgent(seed, per_episode=True, preference_prior=2.0)
-        a.reset(env, obs, info)
-        draws.append(a.fixed)
-    assert draws.count("expert-3") > draws.count("expert-2") > draws.count("expert-1")
-    with pytest.raises(ValueError, match="preference_prior must be >= 0"):
-        DelegatingAgent(0, preference_prior=-1.0)

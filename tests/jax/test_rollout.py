@@ -296,25 +296,3 @@ def test_guided_rollouts_replay_each_groups_task_and_env_draws(tok):
         rollout.guided_rollouts(envs[:2], tok, agents, [ONLY_EXPERT], seed=5, max_turns=3, max_seq_len=4096)
 
 
-def test_choice_target_marks_where_the_first_expert_name_is_decided(tok):
-    from orchestra_gym.agents import DelegatingAgent
-    env = make_env(max_turns=3, preference_in_prompt=True)
-    for seed in (3, 4):
-        agent = DelegatingAgent(seed, per_episode=True, state_kind=True, state_preference=True, preference_prior=2.0)
-        t = rollout.scripted_trajectory(env, tok, agent, seed=seed, max_turns=3,
-                                        options=dict(ONLY_EXPERT, preference={"outcome": 1.0, "cost": 4.0, "latency": 0.0}))
-        pos, ids, probs = rollout.choice_target(t, tok, agent)
-        dist = agent.choice_distribution()
-        assert probs == list(dist.values()) and sum(probs) == pytest.approx(1.0)
-        assert probs[2] > probs[1] > probs[0]  # cost first: the cheapest (expert-3) most likely
-        assert len(set(ids)) == 3 and t.tokens[pos] == ids[list(dist).index(agent.fixed)]  # the drawn one is in place
-        for name, i in zip(dist, ids):  # each candidate, put in place, spells that expert's first action
-            swapped = t.tokens[:pos] + [i]
-            start = t.loss_mask.index(1.0)
-            assert tok.decode(swapped[start:]) == agent.first_action(name)[:len(tok.decode(swapped[start:]))]
-            assert name[-1] in tok.decode([i])
-    other = DelegatingAgent(9, per_episode=True, state_kind=True)  # its text opens with a <think>
-    other.reset(env.unwrapped, *env.reset(seed=3, options=ONLY_EXPERT))
-    wrong = rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=3, max_turns=3, options=ONLY_EXPERT)
-    with pytest.raises(ValueError, match="not the demonstrator's text"):
-        rollout.choice_target(wrong, tok, other)

@@ -126,52 +126,6 @@ def test_sft_step_lowers_nll_on_masked_tokens_only():
     assert float(m["tokens"]) == float(batch["loss_mask"][:, 1:].sum())
 
 
-def test_token_logprobs_of_k_candidates_equal_k_single_calls():
-    model = tiny_model(3)
-    batch = make_batch(3)
-    inp, am = jnp.asarray(batch["tokens"][:, :-1]), jnp.asarray(batch["attention_mask"][:, :-1])
-    cand = np.random.default_rng(3).integers(0, V, size=inp.shape + (3,)).astype(np.int32)
-    for chunk in (4, 5, 64):  # several chunks, a padded last chunk, one chunk
-        got = np.asarray(model_mod.token_logprobs(model, inp, jnp.asarray(cand), am, chunk=chunk, temperature=0.6))
-        assert got.shape == inp.shape + (3,)
-        for k in range(3):
-            one = np.asarray(model_mod.token_logprobs(model, inp, jnp.asarray(cand[..., k]), am, chunk=chunk,
-                                                      temperature=0.6))
-            np.testing.assert_allclose(got[..., k], one, rtol=0, atol=1e-6)
-
-
-def test_sft_soft_target_learns_the_distribution_not_the_draw():
-    # one row repeated; at position 6 the loss is the cross-entropy to q over three candidate ids: the
-    # model's probabilities there go to q (renormalised over the three), not to the drawn token's 1
-    batch = make_batch(4)
-    row = {k: np.repeat(batch[k][1:2], 4, axis=0) for k in ("tokens", "attention_mask", "loss_mask")}
-    cand, q = [7, 11, 13], [0.2, 0.3, 0.5]
-    from orchestra_jax.batch import soft_target_batch
-    soft = soft_target_batch(row, [(6, cand, q)] * 4)
-    assert soft["loss_mask"][0, 6] == 0 and row["loss_mask"][0, 6] == 1  # the drawn token leaves the loss there
-    np.testing.assert_array_equal(soft["soft_ids"][0, 6], cand)
-    assert soft["soft_weights"].sum() == pytest.approx(4.0)
-    model = tiny_model(4)
-    graphdef, params = nnx.split(model, nnx.Param)
-    tx = train_step.make_optimizer(3e-2)
-    state = train_step.init_state(params, tx, with_reference=False)
-    step = train_step.make_sft_step(train_step.make_logp_fn(graphdef, chunk=4), tx)
-    mb = train_step.split_micro(soft, 2)
-    for _ in range(150):
-        state, m = step(state, mb)
-    assert float(m["tokens"]) == float(row["loss_mask"][:, 1:].sum())  # 11 - 1 masked positions + 1 soft
-    logits = nnx.merge(graphdef, state.params)(jnp.asarray(row["tokens"][:1, :6]))[0, -1]
-    p = np.asarray(jax.nn.softmax(logits.astype(jnp.float32)))
-    np.testing.assert_allclose(p[cand], q, atol=0.03)
-    assert p[cand].sum() > 0.95
-    heavy = soft_target_batch(row, [(6, cand, q)] * 4, weight=10.0)
-    np.testing.assert_allclose(heavy["soft_weights"][0, 6], 10 * np.array(q), rtol=1e-6)
-    with pytest.raises(ValueError, match="weight must be > 0"):
-        soft_target_batch(row, [(6, cand, q)] * 4, weight=0.0)
-    with pytest.raises(ValueError, match="outside the row"):
-        soft_target_batch(row, [(12, cand, q)] * 4)  # the row has 12 tokens
-
-
 def test_optimizer_defaults_follow_released_code():
     cfg = TrainConfig()
     assert (cfg.learning_rate, cfg.weight_decay, cfg.grad_clip) == (1e-6, 0.01, 1.0)
