@@ -135,7 +135,7 @@ def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     tasks = held_out_tasks(episodes)
 
     def make_env() -> gym.Env:
-        return gym.make(cfg.env_id, **kwargs)
+        return gym.make(cfg.env.id, **kwargs)
 
     played: dict[str, list[EpisodeResult]] = {}
     for name in FIXED:
@@ -145,7 +145,7 @@ def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     router, fit = fit_router(make_env, ["expert-1", "expert-2", "expert-3"], router_tasks, seed=ROUTER_SEED,
                              options=options)
     played["router"] = run_episodes(make_env, lambda s: router, 0, task_ids=tasks, options=options)
-    preferences = {"default": dict(cfg.preference), **{k: dict(v) for k, v in cfg.eval_preferences.items()}}
+    preferences = {"default": dict(cfg.env.preference), **{k: dict(v) for k, v in cfg.env.eval_preferences.items()}}
     policy: dict[str, list[EpisodeResult]] = {}
     valid_format: dict[str, float] = {}
     for pname, pref in preferences.items():

@@ -87,7 +87,7 @@ def play_fixed(cfg: Any, episodes: int) -> dict[str, list[EpisodeResult]]:
 
     kwargs = cfg.make_env_kwargs()
     options, tasks = cfg.reset_options(), held_out_tasks(episodes)
-    return {name: run_episodes(lambda: gym.make(cfg.env_id, **kwargs), lambda s, name=name: make_agent(name, seed=s),
+    return {name: run_episodes(lambda: gym.make(cfg.env.id, **kwargs), lambda s, name=name: make_agent(name, seed=s),
                                0, task_ids=tasks, options=options) for name in FIXED}
 
 
@@ -192,12 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         cfg = TrainConfig.preset(args.preset)
     cfg = apply_sets(cfg, args.sets)
     if args.expert:
-        profiles = expert_profiles(args.expert, cfg.env_kwargs.get("expert_profiles"))
-        cfg = cfg.replace(env_kwargs={**cfg.env_kwargs, "expert_profiles": profiles})
+        profiles = expert_profiles(args.expert, cfg.env.kwargs.get("expert_profiles"))
+        cfg = cfg.replace(**{"env.kwargs": {**cfg.env.kwargs, "expert_profiles": profiles}})
     played = play_fixed(cfg, args.episodes)
-    default = dict(cfg.preference)
+    default = dict(cfg.env.preference)
     grid = {vector_name(c, lat): {"outcome": 1.0, "cost": c, "latency": lat} for c in COSTS for lat in LATENCIES}
-    configured = {k: dict(v) for k, v in cfg.eval_preferences.items()}
+    configured = {k: dict(v) for k, v in cfg.env.eval_preferences.items()}
     preferences = {"default": default, **configured, **{k: v for k, v in grid.items() if v != default}}
     held = [k for k in grid if k in preferences]
     sets = list(itertools.combinations(held, args.size))

@@ -131,8 +131,8 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
       run_dir: the run's ``--output-dir`` (holds train_config.json, the tokenizer, checkpoints/).
       phase: "grpo" or "sft"; default: grpo when it has a checkpoint, else sft.
       step: checkpoint step (default: the newest finalized one).
-      temperature: sampling temperature (default: the run's ``eval_temperature``); top-k / top-p are the
-        run's ``eval_top_k`` / ``eval_top_p``.
+      temperature: sampling temperature (default: the run's ``evaluation.temperature``); top-k / top-p are the
+        run's ``evaluation.top_k`` / ``evaluation.top_p``.
       seed: sampling seed.
 
     Raises:
@@ -142,9 +142,9 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
     cfg, tok, model = _load_run(run_dir, phase, step)
     setting = run_setting(cfg)
     return PolicyAgent(
-        model, tok, max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len,
-        temperature=cfg.eval_temperature if temperature is None else temperature, top_k=cfg.eval_top_k,
-        top_p=cfg.eval_top_p, seed=seed, env_id=setting.env_id,
+        model, tok, max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len,
+        temperature=cfg.evaluation.temperature if temperature is None else temperature, top_k=cfg.evaluation.top_k,
+        top_p=cfg.evaluation.top_p, seed=seed, env_id=setting.env_id,
         env_kwargs=setting.env_kwargs, reset_options=setting.reset_options,
     )
 
@@ -181,7 +181,7 @@ def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[s
       task_ids: the tasks (ToolScale: generator seeds; `orchestra_jax.train.held_out_tasks(n)` are the
         run's own held-out evaluation tasks).
       preference: the preference vector of every episode (default: the run's).
-      temperature: default the run's eval_temperature.
+      temperature: default the run's evaluation.temperature.
 
     Returns:
       One `orchestra_jax.rollout.Trajectory` per task (``.info`` is the episode's last info), in order.
@@ -194,16 +194,16 @@ def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[s
     from orchestra_jax.train import play_tasks
 
     cfg, tok, model = _load_run(run_dir, phase, step)
-    sampler = Sampler(model, eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
+    sampler = Sampler(model, eos_ids=tok.eos_ids, max_cache_len=3 * cfg.rollout.max_seq_len, pad_id=tok.pad_id)
     envs = make_envs(cfg, min(batch, max(len(task_ids), 1)))
-    with ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
+    with ThreadPoolExecutor(max_workers=cfg.rollout.tool_workers) as pool:
         return play_tasks(sampler, tok, envs, cfg, list(task_ids), preference, temperature=temperature,
                           executor=pool)
 
 
 def policy_agent_factory(run_dir: str, seed: int = 0, models: Any = None) -> Any:
     """The ``policy:<run dir>`` agent spec of `orchestra eval`: an `orchestra_gym.agents.AgentFactory`
-    holding one `load_policy_agent(run_dir, seed=seed)` agent (the run's ``eval_temperature``) for every
+    holding one `load_policy_agent(run_dir, seed=seed)` agent (the run's ``evaluation.temperature``) for every
     episode, with the run's setting (``env_id``, ``env_kwargs``, ``reset_options``) as the default the CLI
     plays in, as ``benchmarks/bench_agents.py --checkpoint`` does. `models` is unused (the policy is local).
     A run folder without ``orchestra_setting.json`` (trained before runs wrote it) gets it here, so that

@@ -27,7 +27,7 @@ __all__ = ["grpo_batch", "group_rewards", "to_batch", "preference_vector", "comp
 
 def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
                preference: np.ndarray | None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The GRPO batch of one step's rollouts (N groups of G = config.rollouts_per_task, group-major).
+    """The GRPO batch of one step's rollouts (N groups of G = config.rollout.rollouts_per_task, group-major).
 
     Args:
       trajectories: N x G trajectories from `orchestra_jax.rollout.collect_rollouts`.
@@ -42,15 +42,15 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
       for filtered rollouts; stats: reward_mean (mean reward over the batch) and the filter counts of
       `grpo.filter_and_advantages`).
     """
-    g = config.rollouts_per_task
-    kind = config.reward if preference is not None else "outcome"
+    g = config.rollout.rollouts_per_task
+    kind = config.grpo.reward if preference is not None else "outcome"
     rewards = group_rewards(trajectories, g, preference, kind=kind)
     answered = np.array([t.answered for t in trajectories]).reshape(rewards.shape)
     guided = np.array([t.guided for t in trajectories]).reshape(rewards.shape)
-    filt = grpo.filter_and_advantages(rewards, answered, min_std=config.min_group_std, eps=config.adv_eps,
-                                      clip=config.adv_clip, ddof=config.adv_ddof,
+    filt = grpo.filter_and_advantages(rewards, answered, min_std=config.grpo.min_group_std, eps=config.grpo.adv_eps,
+                                      clip=config.grpo.adv_clip, ddof=config.grpo.adv_ddof,
                                       off_policy=guided if guided.any() else None)
-    batch = to_batch(trajectories, filt.advantages.reshape(-1), multiple=config.pad_multiple)
+    batch = to_batch(trajectories, filt.advantages.reshape(-1), multiple=config.optimizer.pad_multiple)
     batch["loss_mask"] = batch["loss_mask"] * filt.keep.reshape(-1, 1).astype(np.float32)
     return batch, {"reward_mean": float(rewards.mean()), **filt.counts}
 
@@ -140,7 +140,7 @@ def compact_rows(batch: dict[str, np.ndarray], multiple: int, pad_multiple: int)
     Args:
       batch: `grpo_batch`'s numpy arrays, [B, T] and advantages [B].
       multiple: the row count's unit (ppo_mini_batches x micro_batches x data-parallel devices), >= 1.
-      pad_multiple: as `TrainConfig.pad_multiple`.
+      pad_multiple: as `TrainConfig.optimizer.pad_multiple`.
     Returns: a new dict of numpy arrays [B', T'] with B' <= B, T' <= T.
     Raises: ValueError when multiple < 1.
     """

@@ -14,26 +14,43 @@ import argparse
 import dataclasses
 import json
 import sys
+import textwrap
 import tomllib
 from typing import Any
 
 from orchestra_gym.agents import register_agent_kind
 from orchestra_gym.cli import add_subcommands, run_command
-from orchestra_jax.train_config import ConfigError, TrainConfig
+from orchestra_jax.train_config import RUN_KEYS, SECTIONS, ConfigError, LossConfig, TrainConfig
 
 __all__ = ["main", "train_main", "sft_main", "export_main", "parse_set"]
 
 
+def _config_keys_help() -> str:
+    """The epilog of ``--help``: the run's keys and every section's keys (`orchestra_jax.train_sections`)."""
+    lines = ["config keys (files: [section] tables; --set section.key=VALUE; the flat keys of before, e.g.",
+             "sft_steps, still work with a deprecation warning naming the new key):",
+             f"  run:        {', '.join(RUN_KEYS)}"]
+    for name, cls in SECTIONS.items():
+        keys = [f.name for f in dataclasses.fields(cls)]
+        if name == "grpo":
+            keys = [k for k in keys if k != "loss"] + [f"loss.{f.name}" for f in dataclasses.fields(LossConfig)]
+        lines.append(textwrap.fill(", ".join(keys), width=110, initial_indent=f"  {name + ':':<11} ",
+                                   subsequent_indent=" " * 14))
+    return "\n".join(lines)
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="GRPO training of an orchestrator policy (ToolOrchestra)")
+    p = argparse.ArgumentParser(prog=prog, description="GRPO training of an orchestrator policy (ToolOrchestra)",
+                                epilog=_config_keys_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--preset", default=None, help="a TrainConfig preset (default tiny-toolscale)")
     g.add_argument("--config", default=None, help="a .toml or .json TrainConfig file (strict keys)")
     p.add_argument("--max-steps", type=int, default=None, help="GRPO steps (overrides the config)")
     p.add_argument("--seed", type=int, default=None, help="master seed (overrides the config)")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a TrainConfig key (repeatable); VALUE is a TOML value, e.g. learning_rate=3e-4, "
-                        "'preference={outcome=1, cost=0.5}', model_overrides.num_layers=2; a bare word is a string")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override a TrainConfig key (repeatable); VALUE is a TOML value, e.g. "
+                        "optimizer.learning_rate=3e-4, 'env.preference={outcome=1, cost=0.5}', "
+                        "model.overrides.num_layers=2, grpo.loss.kl_coef=0.01; a bare word is a string")
     p.add_argument("--output-dir", default=None, help="run directory (logs, checkpoints, summary.json, plots)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     return p
@@ -47,7 +64,7 @@ def parse_set(item: str) -> tuple[str, Any]:
     key, sep, text = item.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set learning_rate=3e-4")
+        raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE, e.g. --set optimizer.learning_rate=3e-4")
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -56,23 +73,14 @@ def parse_set(item: str) -> tuple[str, Any]:
 
 
 def apply_sets(cfg: TrainConfig, items: list[str]) -> TrainConfig:
-    """``--set`` overrides on `cfg` (strict: unknown keys raise ConfigError with a did-you-mean hint). A
-    dotted key ``table.field`` replaces one entry of a dict or dataclass field (model_overrides, loss)."""
+    """``--set`` overrides on `cfg`, in order (`TrainConfig.replace` with dotted keys: ``sft.steps=400``;
+    ``model.overrides.num_layers=2`` sets one entry of a dict field). Strict: unknown keys raise
+    ConfigError with a did-you-mean hint naming the section; flat keys of before warn and work."""
     over: dict[str, Any] = {}
     for item in items:
         key, value = parse_set(item)
-        if "." in key:
-            head, field = key.split(".", 1)
-            base = over.get(head, getattr(cfg, head, None))
-            if dataclasses.is_dataclass(base):
-                base = dataclasses.asdict(base)
-            if not isinstance(base, dict):
-                if not hasattr(cfg, head):
-                    cfg.replace(**{head: value})  # raises the unknown-key error with its did-you-mean hint
-                raise ConfigError(f"--set {key}: {head} is not a table; use --set {head}=VALUE")
-            over[head] = {**base, field: value}
-        else:
-            over[key] = value
+        over.pop(key, None)  # a repeated key: the last one wins, in its own place
+        over[key] = value
     return cfg.replace(**over) if over else cfg
 
 
@@ -140,8 +148,8 @@ def sft_main(argv: list[str] | None = None) -> int:
     cfg = _load_config("orchestra sft", argv)
     if cfg is None:
         return 2
-    if cfg.sft_steps == 0:
-        print("orchestra sft: sft_steps is 0 in this config; set sft_steps >= 1", file=sys.stderr)
+    if cfg.sft.steps == 0:
+        print("orchestra sft: sft.steps is 0 in this config; set sft.steps >= 1", file=sys.stderr)
         return 2
     summary = _run("orchestra sft", cfg, sft_only=True)
     if isinstance(summary, int):

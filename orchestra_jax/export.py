@@ -11,7 +11,7 @@ config.json                 `Qwen3ForCausalLM` (`ModelConfig.to_hf_dict`), with 
 model.safetensors           the checkpoint's parameters (`orchestra_jax.weights.save_hf_checkpoint`;
                             sharded with an index past 5 GiB), float32 unless asked otherwise
 generation_config.json      eos ids ``[<|im_end|>, <|endoftext|>]``, pad, the run's
-                            ``eval_temperature`` (greedy when 0), ``eval_top_k`` / ``eval_top_p`` and ``max_new_tokens``
+                            ``evaluation.temperature`` (greedy when 0), ``evaluation.top_k`` / ``top_p`` and ``rollout.max_new_tokens``
 tokenizer.json              the run's tokenizer; the tool and think tags (``<tool_call>``,
                             ``<tool_response>``, ``<think>`` and their closers) are marked
                             non-special, as in Qwen3's own tokenizer.json, so that a server that
@@ -153,20 +153,20 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
     hf_config = json.loads((out / "config.json").read_text())
     hf_config.update(bos_token_id=endoftext, eos_token_id=im_end, pad_token_id=endoftext)
     (out / "config.json").write_text(json.dumps(hf_config, indent=2))
-    greedy = cfg.eval_temperature == 0
+    greedy = cfg.evaluation.temperature == 0
     generation = {"bos_token_id": endoftext, "eos_token_id": [im_end, endoftext], "pad_token_id": endoftext,
-                  "do_sample": not greedy, "max_new_tokens": cfg.max_new_tokens}
+                  "do_sample": not greedy, "max_new_tokens": cfg.rollout.max_new_tokens}
     if not greedy:
-        generation["temperature"] = cfg.eval_temperature
-        if cfg.eval_top_k:
-            generation["top_k"] = cfg.eval_top_k
-        if cfg.eval_top_p < 1:
-            generation["top_p"] = cfg.eval_top_p
+        generation["temperature"] = cfg.evaluation.temperature
+        if cfg.evaluation.top_k:
+            generation["top_k"] = cfg.evaluation.top_k
+        if cfg.evaluation.top_p < 1:
+            generation["top_p"] = cfg.evaluation.top_p
     (out / "generation_config.json").write_text(json.dumps(generation, indent=2))
     spec = _tokenizer_json(json.loads(tok.tk.to_str()))
     (out / "tokenizer.json").write_text(json.dumps(spec, ensure_ascii=False))
     (out / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": cfg.max_seq_len,
+        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": cfg.rollout.max_seq_len,
         "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "add_bos_token": False,
         "clean_up_tokenization_spaces": False, "split_special_tokens": False, "errors": "replace",
         "chat_template": CHAT_TEMPLATE, "response_template": RESPONSE_TEMPLATE}, indent=2))

@@ -133,7 +133,7 @@ def filter_and_advantages(
       min_std: groups whose reward std (same ddof) is below this are dropped (0.1 in [TO]).
       eps, clip, ddof: as in `group_advantages`.
       off_policy: bool [N, G]; True for rollouts the policy did not sample (guided rollouts,
-        `orchestra_jax.train_config.TrainConfig.guide_experts`). They count in the group's mean and std
+        `orchestra_jax.train_config.TrainConfig.rollout.guide_experts`). They count in the group's mean and std
         like any rollout, but enter the loss only with a positive advantage: an off-policy episode that
         did better than its group is a demonstration to move towards (LUFFY, Yan et al. 2025, arXiv
         2504.14945, learns from off-policy successes); one that did worse is dropped, because pushing

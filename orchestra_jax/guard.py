@@ -41,8 +41,10 @@ class TrainingStopped(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class GuardConfig:
-    """Thresholds of `TrainingGuard` (TrainConfig's ``guard_*`` fields; see the module docstring).
+    """The training guard's section of `TrainConfig` (``guard.<field>``) and the thresholds of
+    `TrainingGuard` (see the module docstring).
 
+    enabled: watch each GRPO step (False: no guard; `TrainingGuard` itself does not read it).
     min_valid_format: least share of assistant turns that parse as a valid action (0 disables).
     max_cut_rate: largest share of rollouts cut at the token limit (1 disables).
     min_kept_rollouts: least share of rollouts kept by the group filters (0 disables).
@@ -51,9 +53,10 @@ class GuardConfig:
     max_restores: restores before the run stops (0: stop at the first trigger).
     lr_factor: learning-rate multiplier applied at each restore, in (0, 1].
 
-    Raises: ConfigError naming the ``guard_*`` key.
+    Raises: ConfigError naming the ``guard.<field>`` key.
     """
 
+    enabled: bool = True
     min_valid_format: float = 0.8
     max_cut_rate: float = 0.5
     min_kept_rollouts: float = 0.0
@@ -66,14 +69,14 @@ class GuardConfig:
     def __post_init__(self) -> None:
         def need(cond: bool, name: str, msg: str) -> None:
             if not cond:
-                raise ConfigError(f"guard_{name}={getattr(self, name)!r}: {msg}")
+                raise ConfigError(f"guard.{name}={getattr(self, name)!r}: {msg}")
 
         for name in ("min_valid_format", "max_cut_rate", "min_kept_rollouts"):
             need(0.0 <= getattr(self, name) <= 1.0, name, "must be in [0, 1] (a share of turns or rollouts)")
         need(self.min_entropy >= 0, "min_entropy", "must be >= 0 nats (0 disables)")
         need(self.max_entropy >= 0, "max_entropy", "must be >= 0 nats (0 disables)")
         need(self.max_entropy == 0 or self.max_entropy >= self.min_entropy, "max_entropy",
-             f"must be >= guard_min_entropy={self.min_entropy} (or 0 to disable)")
+             f"must be >= guard.min_entropy={self.min_entropy} (or 0 to disable)")
         need(self.patience >= 1, "patience", "must be >= 1 step")
         need(self.max_restores >= 0, "max_restores", "must be >= 0 (0: stop at the first trigger)")
         need(0.0 < self.lr_factor <= 1.0, "lr_factor", "must be in (0, 1]")
@@ -172,8 +175,8 @@ class TrainingGuard:
             return GuardEvent(
                 "stop", step, why, lr_scale=self.lr_scale,
                 message=(f"GRPO stopped by the training guard at step {step}: {cause} for {self.bad_streak} steps "
-                         f"in a row, and {where}. Fix: lower learning_rate, raise kl_coef, or lengthen the warm "
-                         "start (sft_steps); the guard's thresholds are the guard_* config keys."))
+                         f"in a row, and {where}. Fix: lower optimizer.learning_rate, raise grpo.loss.kl_coef, or lengthen the warm "
+                         "start (sft.steps); the guard's thresholds are the guard.* config keys."))
         self.restores += 1
         self.lr_scale *= self.config.lr_factor
         self.bad_streak = 0

@@ -6,7 +6,7 @@ trained run is rebuilt exactly as it was trained:
 - `run_setting(cfg)`: the run's setting (env id, ``gym.make`` kwargs, reset options) as an
   `orchestra_gym.setting.Setting`, the one source of the setting a trained policy plays in (its agent, its
   ``orchestra_setting.json``, written into the run folder and the exported folder).
-- `make_envs(cfg, n)`: n copies of the run's environment (`cfg.env_id` with `cfg.make_env_kwargs()`).
+- `make_envs(cfg, n)`: n copies of the run's environment (`cfg.env.id` with `cfg.make_env_kwargs()`).
 - `build_tokenizer(cfg, out_dir)`: a small byte-level BPE trained on the env's own texts by playing
   oracle and delegating episodes ("toolscale-bpe", saved to DIR/tokenizer.json and reused), the offline
   Qwen3 tokenizer ("qwen3"), or a tokenizer.json path.
@@ -41,14 +41,14 @@ __all__ = ["run_setting", "make_envs", "build_tokenizer", "build_policy", "demon
 
 
 def run_setting(cfg: TrainConfig) -> Setting:
-    """The run's setting: ``cfg.env_id``, ``cfg.make_env_kwargs()`` (env_kwargs, max_turns, preference)
+    """The run's setting: ``cfg.env.id``, ``cfg.make_env_kwargs()`` (env_kwargs, max_turns, preference)
     and ``cfg.reset_options()`` (preference, tools exposed)."""
-    return Setting(cfg.env_id, cfg.make_env_kwargs(), cfg.reset_options())
+    return Setting(cfg.env.id, cfg.make_env_kwargs(), cfg.reset_options())
 
 
 def make_envs(cfg: TrainConfig, n: int) -> list[gym.Env]:
-    """`n` environments of the run: ``gym.make(cfg.env_id, **cfg.make_env_kwargs())``."""
-    return [gym.make(cfg.env_id, **cfg.make_env_kwargs()) for _ in range(n)]
+    """`n` environments of the run: ``gym.make(cfg.env.id, **cfg.make_env_kwargs())``."""
+    return [gym.make(cfg.env.id, **cfg.make_env_kwargs()) for _ in range(n)]
 
 
 def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
@@ -58,11 +58,11 @@ def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
 
     The BPE's texts: 24 episodes (seeds 10000..10023) of the oracle and delegating agents, rendered
     exactly as the rollouts render them (prompts, tool results, tool-call texts); its vocabulary is
-    ``cfg.model_overrides["vocab_size"]`` (default 1024).
+    ``cfg.model.overrides["vocab_size"]`` (default 1024).
 
     Raises: FileNotFoundError (no tokenizer.json at the path).
     """
-    if cfg.tokenizer == "toolscale-bpe":
+    if cfg.model.tokenizer == "toolscale-bpe":
         path = out_dir / "tokenizer.json"
         if path.exists():
             return ChatTokenizer.from_file(path)
@@ -73,14 +73,14 @@ def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
         for i in range(24):  # oracle and demonstrator episodes: prompts, tool results, tool-call texts
             agent = OracleAgent() if i % 2 else demonstrator(cfg, i)
             options = cfg.reset_options(preference=cfg.sample_preference(pref_rng))
-            t = scripted_trajectory(env, byte_tok, agent, seed=10_000 + i, options=options, max_turns=cfg.max_turns)
+            t = scripted_trajectory(env, byte_tok, agent, seed=10_000 + i, options=options, max_turns=cfg.env.max_turns)
             texts.append(byte_tok.decode(t.tokens))
-        tok = build_bpe_tokenizer(texts, vocab_size=int(cfg.model_overrides.get("vocab_size", 1024)))
+        tok = build_bpe_tokenizer(texts, vocab_size=int(cfg.model.overrides.get("vocab_size", 1024)))
         out_dir.mkdir(parents=True, exist_ok=True)
         tok.save(path)
         return tok
-    path = Path(cfg.tokenizer)
-    if cfg.tokenizer == "qwen3":
+    path = Path(cfg.model.tokenizer)
+    if cfg.model.tokenizer == "qwen3":
         path = out_dir / "qwen3-tokenizer"
         if not (path / "tokenizer.json").exists():
             build_qwen3_tokenizer(path)
@@ -95,15 +95,15 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
     Raises: ConfigError (a ValueError): unknown preset, or a model vocabulary smaller than the tokenizer's.
     """
     mesh = None
-    if jax.device_count() > 1 or cfg.mesh_tp > 1 or cfg.mesh_data > 1:
-        mesh = sharding.make_mesh(data=cfg.mesh_data, fsdp=cfg.mesh_fsdp or None, tp=cfg.mesh_tp)
-    if cfg.hf_checkpoint:
-        model, _ = load_hf_checkpoint(cfg.hf_checkpoint, mesh=mesh, dtype="float32", **cfg.model_overrides)
+    if jax.device_count() > 1 or cfg.mesh.tp > 1 or cfg.mesh.data > 1:
+        mesh = sharding.make_mesh(data=cfg.mesh.data, fsdp=cfg.mesh.fsdp or None, tp=cfg.mesh.tp)
+    if cfg.model.hf_checkpoint:
+        model, _ = load_hf_checkpoint(cfg.model.hf_checkpoint, mesh=mesh, dtype="float32", **cfg.model.overrides)
         return model, mesh
-    mcfg = ModelConfig.from_preset(cfg.model_preset, **cfg.model_overrides)
+    mcfg = ModelConfig.from_preset(cfg.model.preset, **cfg.model.overrides)
     if mcfg.vocab_size < tok.vocab_size:
-        raise ConfigError(f"model_overrides.vocab_size={mcfg.vocab_size} < the tokenizer's vocabulary "
-                          f"{tok.vocab_size}; set model_overrides.vocab_size >= {tok.vocab_size}")
+        raise ConfigError(f"model.overrides.vocab_size={mcfg.vocab_size} < the tokenizer's vocabulary "
+                          f"{tok.vocab_size}; set model.overrides.vocab_size >= {tok.vocab_size}")
     model = Qwen3(mcfg, rngs=nnx.Rngs(cfg.seed))
     if mesh is not None:
         sharding.shard_model(model, mesh)
@@ -111,15 +111,15 @@ def build_policy(cfg: TrainConfig, tok: ChatTokenizer) -> tuple[Qwen3, Mesh | No
 
 
 def demonstrator(cfg: Any, seed: int) -> DelegatingAgent:
-    """The warm start's demonstrator of one episode, as the config asks (`TrainConfig.sft_expert_choice`,
-    `sft_state_kind`); `seed` seeds its expert draws."""
-    return DelegatingAgent(seed, per_episode=cfg.sft_expert_choice == "per_episode", state_kind=cfg.sft_state_kind)
+    """The warm start's demonstrator of one episode, as the config asks (`TrainConfig.sft` expert_choice,
+    state_kind); `seed` seeds its expert draws."""
+    return DelegatingAgent(seed, per_episode=cfg.sft.expert_choice == "per_episode", state_kind=cfg.sft.state_kind)
 
 
 def guide(cfg: Any, expert: str) -> DelegatingAgent:
-    """The demonstrator of a guided rollout (`TrainConfig.guide_experts`): the warm start's demonstrator
-    (its thought: `sft_state_kind`) pinned to `expert`
+    """The demonstrator of a guided rollout (`TrainConfig.rollout.guide_experts`): the warm start's demonstrator
+    (its thought: `sft.state_kind`) pinned to `expert`
     for the whole episode, so its text is what the warm-started policy writes when it picks `expert`.
 
     Raises (in `reset`): ValueError when the environment has no expert named `expert`."""
-    return DelegatingAgent(0, per_episode=True, state_kind=cfg.sft_state_kind, expert_weights={expert: 1.0})
+    return DelegatingAgent(0, per_episode=True, state_kind=cfg.sft.state_kind, expert_weights={expert: 1.0})

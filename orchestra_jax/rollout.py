@@ -403,7 +403,7 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
 def guided_rollouts(envs: Sequence[Any], tokenizer: ChatTokenizer, agents: Sequence[Any],
                     task_options: Sequence[dict[str, Any]], *, seed: int, max_turns: int, max_seq_len: int,
                     executor: ThreadPoolExecutor | None = None) -> list[Trajectory]:
-    """The guided rollouts of a step (`orchestra_jax.train_config.TrainConfig.guide_experts`): for each
+    """The guided rollouts of a step (`orchestra_jax.train_config.TrainConfig.rollout.guide_experts`): for each
     group i, one `scripted_trajectory` of every agent in `agents` on the group's task.
 
     Each episode resets with the seed that `collect_rollouts` gives group i's sampled rollouts

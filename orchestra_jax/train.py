@@ -73,13 +73,13 @@ def group_preferences(cfg: TrainConfig, trajs: list[Trajectory]) -> np.ndarray |
     used (``info["preference"]``, the task's sampled or the run's preference) and laid out by
     ``info["reward_vector_names"]`` (`orchestra_gym.rewards.RewardLayout`). None for the outcome
     reward, or when no episode carries the reward vector's names."""
-    if cfg.reward != "preference":
+    if cfg.grpo.reward != "preference":
         return None
     names = next((t.info["reward_vector_names"] for t in trajs if "reward_vector_names" in t.info), None)
     if names is None:
         return None
-    g = cfg.rollouts_per_task
-    return np.stack([preference_vector(trajs[i].info.get("preference") or cfg.preference, list(names))
+    g = cfg.rollout.rollouts_per_task
+    return np.stack([preference_vector(trajs[i].info.get("preference") or cfg.env.preference, list(names))
                      for i in range(0, len(trajs), g)])
 
 
@@ -193,7 +193,7 @@ def play_tasks(sampler: Sampler, tok: Any, envs: list[Any], cfg: TrainConfig, ta
                preference: dict[str, Any] | None = None, *, temperature: float | None = None,
                executor: Any = None) -> list[Trajectory]:
     """One rollout of the policy per task, batched over `envs` (len(envs) tasks at a time), at
-    `temperature` (default: the run's eval_temperature; with the run's eval_top_k / eval_top_p) under
+    `temperature` (default: the run's evaluation.temperature; with its evaluation.top_k / top_p) under
     `preference` (default: the run's); the evaluation of `Run.evaluate` and of
     `orchestra_jax.agents.evaluate_run`. Deterministic under the run's seed."""
     trajs: list[Trajectory] = []
@@ -201,9 +201,9 @@ def play_tasks(sampler: Sampler, tok: Any, envs: list[Any], cfg: TrainConfig, ta
         chunk = task_ids[start:start + len(envs)]
         out, _ = collect_rollouts(
             sampler, tok, envs[:len(chunk)], [cfg.reset_options(t, preference) for t in chunk],
-            rollouts_per_task=1, seed=cfg.seed + 7 + start, max_new_tokens=cfg.max_new_tokens,
-            max_seq_len=cfg.max_seq_len, temperature=cfg.eval_temperature if temperature is None else temperature,
-            top_k=cfg.eval_top_k, top_p=cfg.eval_top_p, max_turns=cfg.max_turns, executor=executor,
+            rollouts_per_task=1, seed=cfg.seed + 7 + start, max_new_tokens=cfg.rollout.max_new_tokens,
+            max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.evaluation.temperature if temperature is None else temperature,
+            top_k=cfg.evaluation.top_k, top_p=cfg.evaluation.top_p, max_turns=cfg.env.max_turns, executor=executor,
         )
         trajs += out
     return trajs
@@ -223,14 +223,14 @@ class Run:
         self.tok = build_tokenizer(cfg, self.dir)
         self.model, self.mesh = build_policy(cfg, self.tok)
         self.graphdef, self.params0 = nnx.split(self.model, nnx.Param)
-        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk)  # SFT: temperature 1
+        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk)  # SFT: temperature 1
         # GRPO: log-probs at the sampling temperature, the sampler's convention (pi_old and the loss)
-        self.grpo_logp_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, temperature=cfg.temperature)
-        self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.logp_chunk, with_entropy=True,
-                                            temperature=cfg.temperature)
+        self.grpo_logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, temperature=cfg.rollout.temperature)
+        self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, with_entropy=True,
+                                            temperature=cfg.rollout.temperature)
         self.behaviour_logp_fn = make_old_logp_fn(self.grpo_logp_fn)  # guided rollouts' log-probs
-        self.envs = make_envs(cfg, cfg.tasks_per_step * cfg.rollouts_per_task)
-        self.pool = ThreadPoolExecutor(max_workers=cfg.tool_workers)
+        self.envs = make_envs(cfg, cfg.rollout.tasks_per_step * cfg.rollout.rollouts_per_task)
+        self.pool = ThreadPoolExecutor(max_workers=cfg.rollout.tool_workers)
         self._sampler: Sampler | None = None
         self.log_file = open(self.dir / "metrics.jsonl", "a")
         self._tb: dict[str, SummaryWriter] = {}
@@ -275,7 +275,7 @@ class Run:
         """The KV-cache sampler with `params` loaded (built once, cache 3 x max_seq_len)."""
         nnx.update(self.model, params)
         if self._sampler is None:
-            self._sampler = Sampler(self.model, eos_ids=self.tok.eos_ids, max_cache_len=3 * self.cfg.max_seq_len,
+            self._sampler = Sampler(self.model, eos_ids=self.tok.eos_ids, max_cache_len=3 * self.cfg.rollout.max_seq_len,
                                     pad_id=self.tok.pad_id)
         else:
             self._sampler.update_params(self.model)
@@ -284,7 +284,7 @@ class Run:
     def row_multiple(self) -> int:
         """The unit of a GRPO batch's row count: ppo_mini_batches x micro_batches x the data-parallel devices."""
         devices = 1 if self.mesh is None else int(self.mesh.shape["data"]) * int(self.mesh.shape["fsdp"])
-        return self.cfg.ppo_mini_batches * self.cfg.micro_batches * devices
+        return self.cfg.grpo.ppo_mini_batches * self.cfg.optimizer.micro_batches * devices
 
     def place_batch(self, batch: dict[str, np.ndarray]) -> dict[str, jax.Array]:
         """Device arrays of a [M, b, ...] batch; under a mesh the row axis b is sharded over
@@ -305,12 +305,12 @@ class Run:
 
     def _checkpointer(self, phase: str) -> checkpoint.Checkpointer:
         cfg = self.cfg
-        return checkpoint.Checkpointer(checkpoint.phase_dir(self.dir, phase), keep=cfg.keep_checkpoints,
-                                       async_save=cfg.async_checkpoint)
+        return checkpoint.Checkpointer(checkpoint.phase_dir(self.dir, phase), keep=cfg.checkpoint.keep,
+                                       async_save=cfg.checkpoint.async_save)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, params: Any, n_tasks: int, tag: str, preference: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Rollouts at eval_temperature (eval_top_k, eval_top_p) on `n_tasks` held-out tasks (seeds >= 2^31),
+        """Rollouts at evaluation.temperature (top_k, top_p) on `n_tasks` held-out tasks (seeds >= 2^31),
         one each, under `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
         (with ``preference``)."""
         cfg = self.cfg
@@ -318,7 +318,7 @@ class Run:
                            executor=self.pool)
         s = episode_summary(trajs)
         s["tag"] = tag
-        s["preference"] = dict(preference if preference is not None else cfg.preference)
+        s["preference"] = dict(preference if preference is not None else cfg.env.preference)
         return self._summarised(s, f"eval_{tag}.json")
 
     def _summarised(self, s: dict[str, Any], file_name: str) -> dict[str, Any]:
@@ -352,14 +352,14 @@ class Run:
                     obs, info = env.reset(seed=(cfg.seed + 7 + start) * 1000 + i - start,
                                           options=cfg.reset_options(task, preference))
                     agent.reset(env, obs, info)
-                    for _ in range(10 * max(cfg.max_turns, 1)):  # the env's own turn limit ends it first
+                    for _ in range(10 * max(cfg.env.max_turns, 1)):  # the env's own turn limit ends it first
                         obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
                         if terminated or truncated:
                             break
                     infos.append(info)
                 s = rollout_summary(infos)
                 s.update(agent=name, tag=f"baseline_{name}",
-                         preference=dict(preference if preference is not None else cfg.preference))
+                         preference=dict(preference if preference is not None else cfg.env.preference))
                 out[name] = self._summarised(s, f"baseline_{name}.json")
         finally:
             env.close()
@@ -367,7 +367,7 @@ class Run:
 
     # ------------------------------------------------------------------ SFT
     def sft(self) -> Any:
-        """Supervised warm start on `sft_tasks` demonstrations (resumable; returns the params)."""
+        """Supervised warm start on `sft.tasks` demonstrations (resumable; returns the params)."""
         cfg = self.cfg
         tx = optimizer_from_config(cfg, sft=True)
         state = init_state(self.params0, tx, with_reference=False)
@@ -377,28 +377,28 @@ class Run:
             state, meta = ck.restore(None, state)
             start = int(meta["step"])
         self.truncate_log("sft", start)
-        if start >= cfg.sft_steps:
+        if start >= cfg.sft.steps:
             ck.close()
             return state.params
         # demonstrations: the delegating agent's episodes that fit max_seq_len
         env = make_envs(cfg, 1)[0]
         data = []
         pref_rng = np.random.default_rng([cfg.seed, 23])  # the demonstrations' preferences, as in training
-        for i in range(cfg.sft_tasks):
+        for i in range(cfg.sft.tasks):
             agent = demonstrator(cfg, cfg.seed * 7919 + i)
             t = scripted_trajectory(env, self.tok, agent, seed=cfg.seed * 7919 + i,
                                     options=cfg.reset_options(preference=cfg.sample_preference(pref_rng)),
-                                    max_turns=cfg.max_turns)
-            if len(t) <= cfg.max_seq_len:
+                                    max_turns=cfg.env.max_turns)
+            if len(t) <= cfg.rollout.max_seq_len:
                 data.append(t)
         step_fn = make_sft_step(self.logp_fn, tx)
-        bar = self._bar(cfg.sft_steps, "sft", start)
+        bar = self._bar(cfg.sft.steps, "sft", start)
         keys = ("tokens", "attention_mask", "loss_mask")
-        for s in range(start, cfg.sft_steps):
-            order = np.random.default_rng([cfg.seed, 1_000_000 + s]).choice(len(data), cfg.sft_batch_size,
-                                                                             replace=len(data) < cfg.sft_batch_size)
-            batch = to_batch([data[i] for i in order], multiple=cfg.pad_multiple)
-            batch = split_micro({k: batch[k] for k in keys}, cfg.micro_batches)
+        for s in range(start, cfg.sft.steps):
+            order = np.random.default_rng([cfg.seed, 1_000_000 + s]).choice(len(data), cfg.sft.batch_size,
+                                                                             replace=len(data) < cfg.sft.batch_size)
+            batch = to_batch([data[i] for i in order], multiple=cfg.optimizer.pad_multiple)
+            batch = split_micro({k: batch[k] for k in keys}, cfg.optimizer.micro_batches)
             state, m = step_fn(state, self.place_batch(batch))
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),
                    "time_s": time.time() - self.t0, "peak_rss_gib": _peak_rss_gib()}
@@ -410,12 +410,12 @@ class Run:
                     f"SFT step {s + 1}: nll={rec['nll']} grad_norm={rec['grad_norm']} is not finite; no checkpoint "
                     f"was written after it; the latest good checkpoint is "
                     f"{'none' if latest is None else checkpoint.phase_dir(self.dir, 'sft') / str(latest)}. "
-                    "Fix: lower sft_learning_rate.")
+                    "Fix: lower sft.learning_rate.")
             if (s + 1) % cfg.log_every == 0:
                 self.log(rec)
             bar.update(1)
             bar.set_postfix(nll=f"{rec['nll']:.3f}")
-            if (s + 1) % cfg.checkpoint_every == 0 or s + 1 == cfg.sft_steps:
+            if (s + 1) % cfg.checkpoint.every == 0 or s + 1 == cfg.sft.steps:
                 ck.save(s + 1, state, {"step": s + 1, "phase": "sft"})
         bar.close()
         ck.close()
@@ -429,8 +429,8 @@ class Run:
         Raises: `orchestra_jax.guard.TrainingStopped` when the training guard gives up or an update's
         loss or gradient norm is not finite (no checkpoint is written after such an update)."""
         cfg = self.cfg
-        guard = TrainingGuard(cfg.guard_config()) if cfg.guard_enabled else None
-        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.kl_coef > 0)
+        guard = TrainingGuard(cfg.guard) if cfg.guard.enabled else None
+        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.grpo.loss.kl_coef > 0)
         ck = self._checkpointer("grpo")
         try:
             start = 0
@@ -451,23 +451,23 @@ class Run:
                 # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each
                 pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
                 options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng))
-                           for _ in range(cfg.tasks_per_step)]
-                sampled_per_task = cfg.rollouts_per_task - len(cfg.guide_experts)
+                           for _ in range(cfg.rollout.tasks_per_step)]
+                sampled_per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
                 sampled, stats = collect_rollouts(
-                    self.sampler(state.params), self.tok, self.envs[:cfg.tasks_per_step * sampled_per_task], options,
+                    self.sampler(state.params), self.tok, self.envs[:cfg.rollout.tasks_per_step * sampled_per_task], options,
                     rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
-                    max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=cfg.temperature,
-                    max_turns=cfg.max_turns, executor=self.pool,
+                    max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature,
+                    max_turns=cfg.env.max_turns, executor=self.pool,
                 )
                 trajs = self.with_guided(sampled, options, state.params, _step_seed(cfg.seed, s))
                 t_roll = time.time() - t_step
                 # ---- rewards, filters, advantages -> batch
                 batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
-                if cfg.compact_batch and cfg.loss.aggregation != "dr-grpo":
-                    batch = compact_rows(batch, self.row_multiple(), cfg.pad_multiple)
+                if cfg.grpo.compact_batch and cfg.grpo.loss.aggregation != "dr-grpo":
+                    batch = compact_rows(batch, self.row_multiple(), cfg.optimizer.pad_multiple)
                 # ---- update: ppo_epochs x ppo_mini_batches optimizer updates (none without a kept token)
-                res = grpo_updates(state, batch, update["step"], place=self.place_batch, epochs=cfg.ppo_epochs,
-                                   mini_batches=cfg.ppo_mini_batches, micro_batches=cfg.micro_batches,
+                res = grpo_updates(state, batch, update["step"], place=self.place_batch, epochs=cfg.grpo.ppo_epochs,
+                                   mini_batches=cfg.grpo.ppo_mini_batches, micro_batches=cfg.optimizer.micro_batches,
                                    seed=_step_seed(cfg.seed, s), old_logp_fn=update["old_logp"])
                 state = res.state
                 self._check_finite(s + 1, res.updates, ck)
@@ -494,7 +494,7 @@ class Run:
                     if event.action == "restore":
                         state, _ = ck.restore(event.restore_step, state)
                         update = self._grpo_update_fns(guard.lr_scale)
-                if (s + 1) % cfg.checkpoint_every == 0 or s + 1 == cfg.max_steps:
+                if (s + 1) % cfg.checkpoint.every == 0 or s + 1 == cfg.max_steps:
                     if guard is not None:
                         guard.checkpointed(s + 1)
                     ck.save(s + 1, state, self._grpo_meta(s + 1, initial_eval, guard))
@@ -505,21 +505,21 @@ class Run:
 
     def with_guided(self, sampled: list[Trajectory], options: list[dict[str, Any]], params: Any,
                     seed: int) -> list[Trajectory]:
-        """A step's groups with their guided rollouts (`TrainConfig.guide_experts`): group i is its
+        """A step's groups with their guided rollouts (`TrainConfig.rollout.guide_experts`): group i is its
         sampled rollouts, then one `orchestra_jax.rollout.guided_rollouts` episode per guide expert on the
         same task under the same preference and env seed. The guided episodes' sampler_logp are the
         current policy's log-probs at the sampling temperature (they enter the loss as its samples).
         Returns `sampled` itself when no guide is configured."""
         cfg = self.cfg
-        k = len(cfg.guide_experts)
+        k = len(cfg.rollout.guide_experts)
         if not k:
             return sampled
-        gs = cfg.rollouts_per_task - k
+        gs = cfg.rollout.rollouts_per_task - k
         n = len(options)
         opts = [dict(o, task_id=sampled[i * gs].task_id) for i, o in enumerate(options)]
-        guided = guided_rollouts(self.envs[n * gs:n * cfg.rollouts_per_task], self.tok,
-                                 [guide(cfg, e) for e in cfg.guide_experts], opts, seed=seed,
-                                 max_turns=cfg.max_turns, max_seq_len=cfg.max_seq_len, executor=self.pool)
+        guided = guided_rollouts(self.envs[n * gs:n * cfg.rollout.rollouts_per_task], self.tok,
+                                 [guide(cfg, e) for e in cfg.rollout.guide_experts], opts, seed=seed,
+                                 max_turns=cfg.env.max_turns, max_seq_len=cfg.rollout.max_seq_len, executor=self.pool)
         self._policy_logp(guided, params)
         return [t for i in range(n) for t in sampled[i * gs:(i + 1) * gs] + guided[i * k:(i + 1) * k]]
 
@@ -529,11 +529,11 @@ class Run:
         cfg = self.cfg
         unit = self.row_multiple()
         rows = -(-len(trajs) // unit) * unit
-        batch = to_batch(trajs, multiple=cfg.pad_multiple)
+        batch = to_batch(trajs, multiple=cfg.optimizer.pad_multiple)
         data = {k: np.zeros((rows,) + batch[k].shape[1:], batch[k].dtype) for k in ("tokens", "attention_mask", "loss_mask")}
         for k in data:
             data[k][:len(trajs)] = batch[k]
-        lp = gather_params(self.behaviour_logp_fn(params, self.place_batch(split_micro(data, cfg.micro_batches))))[0]
+        lp = gather_params(self.behaviour_logp_fn(params, self.place_batch(split_micro(data, cfg.optimizer.micro_batches))))[0]
         lp = lp.reshape(rows, -1)
         for t, row in zip(trajs, lp):
             t.sampler_logp = [float(x) if m > 0 else 0.0 for x, m in zip(row[:len(t)], t.loss_mask)]
@@ -543,8 +543,8 @@ class Run:
         a batch gets several updates, the jitted pi_old forward (log-probs at the sampling temperature)."""
         cfg = self.cfg
         tx = optimizer_from_config(cfg, lr_scale=lr_scale)
-        several = cfg.ppo_epochs * cfg.ppo_mini_batches > 1 and cfg.old_logp_source == "trainer"
-        return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.old_logp_source),
+        several = cfg.grpo.ppo_epochs * cfg.grpo.ppo_mini_batches > 1 and cfg.grpo.old_logp_source == "trainer"
+        return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.grpo.old_logp_source),
                 "old_logp": make_old_logp_fn(self.grpo_logp_fn) if several else None}
 
     @staticmethod
@@ -567,7 +567,7 @@ class Run:
                 raise TrainingStopped(
                     f"GRPO step {step} (update {i + 1}): {', '.join(f'{k}={v}' for k, v in bad.items())} is not "
                     f"finite; no checkpoint was written after it; the latest good checkpoint is {where}. Fix: "
-                    "lower learning_rate or check the restored checkpoint's parameters.")
+                    "lower optimizer.learning_rate or check the restored checkpoint's parameters.")
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -577,7 +577,7 @@ class Run:
 
 
 def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_only: bool = False) -> dict[str, Any]:
-    """SFT warm start (if sft_steps > 0), evaluation, GRPO, evaluation; writes DIR/summary.json.
+    """SFT warm start (if sft.steps > 0), evaluation, GRPO, evaluation; writes DIR/summary.json.
 
     summary.json holds the evaluations before and after GRPO (tool mix summarised: `tool_mix_summary`;
     the whole mix in DIR/eval_<tag>.json), the fixed-rule ``baselines`` on the same held-out tasks
@@ -591,24 +591,24 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
     sharding.initialize_distributed()
     run = Run(cfg, output_dir)
     try:
-        params = run.sft() if cfg.sft_steps > 0 else run.params0
+        params = run.sft() if cfg.sft.steps > 0 else run.params0
         sft_digest = params_digest(params)
         initial = None
         resumed = checkpoint.latest(run.dir, ["grpo"]) is not None
-        if cfg.eval_tasks and not resumed:
-            initial = run.evaluate(params, cfg.eval_tasks, "initial")
+        if cfg.evaluation.tasks and not resumed:
+            initial = run.evaluate(params, cfg.evaluation.tasks, "initial")
         steps = 0
         if not sft_only:
             params, steps, initial = run.grpo(params, initial)
-        final = run.evaluate(params, cfg.eval_tasks, "final") if cfg.eval_tasks else None
+        final = run.evaluate(params, cfg.evaluation.tasks, "final") if cfg.evaluation.tasks else None
         # the held-out preference vectors (paper Table 3): does the policy follow what each asks?
-        held_out = {name: run.evaluate(params, cfg.eval_tasks, f"final_{name}", pref)
-                    for name, pref in cfg.eval_preferences.items()} if cfg.eval_tasks else {}
-        baselines = run.baselines(cfg.eval_tasks) if cfg.eval_tasks else {}
+        held_out = {name: run.evaluate(params, cfg.evaluation.tasks, f"final_{name}", pref)
+                    for name, pref in cfg.env.eval_preferences.items()} if cfg.evaluation.tasks else {}
+        baselines = run.baselines(cfg.evaluation.tasks) if cfg.evaluation.tasks else {}
         summary = {
             "config": cfg.name,
             "steps": steps,
-            "sft_steps": cfg.sft_steps,
+            "sft_steps": cfg.sft.steps,
             "wall_time_s": time.time() - run.t0,
             "initial": initial,
             "final": final,

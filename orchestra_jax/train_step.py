@@ -97,22 +97,23 @@ def make_optimizer(
 
 
 def optimizer_from_config(cfg: TrainConfig, *, sft: bool = False, lr_scale: float = 1.0) -> optax.GradientTransformation:
-    """`make_optimizer` with a run's settings: the GRPO optimizer (learning_rate, warmup_steps, then
-    constant or, when lr_schedule is "cosine", a cosine decay over max_steps x ppo_epochs x
-    ppo_mini_batches optimizer updates), or (sft=True) the warm start's (sft_learning_rate, no warm-up,
-    cosine decay over sft_steps when sft_lr_schedule is "cosine").
+    """`make_optimizer` with a run's settings: the GRPO optimizer (optimizer.learning_rate,
+    optimizer.warmup_steps, then constant or, when optimizer.lr_schedule is "cosine", a cosine decay over
+    max_steps x grpo.ppo_epochs x grpo.ppo_mini_batches optimizer updates), or (sft=True) the warm start's
+    (sft.learning_rate, no warm-up, cosine decay over sft.steps when sft.lr_schedule is "cosine"); the
+    AdamW betas, epsilon, weight decay and gradient clip are the optimizer section's in both.
     lr_scale multiplies the learning rate (the training guard's restores); the optimizer state's
     structure does not depend on it, so a saved state restores into either."""
     return make_optimizer(
-        (cfg.sft_learning_rate if sft else cfg.learning_rate) * lr_scale,
-        weight_decay=cfg.weight_decay,
-        grad_clip=cfg.grad_clip,
-        b1=cfg.adam_b1,
-        b2=cfg.adam_b2,
-        eps=cfg.adam_eps,
-        warmup_steps=0 if sft else cfg.warmup_steps,
-        decay_steps=(cfg.sft_steps if cfg.sft_lr_schedule == "cosine" else 0) if sft
-        else (cfg.max_steps * cfg.ppo_epochs * cfg.ppo_mini_batches if cfg.lr_schedule == "cosine" else 0),
+        (cfg.sft.learning_rate if sft else cfg.optimizer.learning_rate) * lr_scale,
+        weight_decay=cfg.optimizer.weight_decay,
+        grad_clip=cfg.optimizer.grad_clip,
+        b1=cfg.optimizer.adam_b1,
+        b2=cfg.optimizer.adam_b2,
+        eps=cfg.optimizer.adam_eps,
+        warmup_steps=0 if sft else cfg.optimizer.warmup_steps,
+        decay_steps=(cfg.sft.steps if cfg.sft.lr_schedule == "cosine" else 0) if sft
+        else (cfg.max_steps * cfg.grpo.ppo_epochs * cfg.grpo.ppo_mini_batches if cfg.optimizer.lr_schedule == "cosine" else 0),
     )
 
 

@@ -56,8 +56,8 @@ def test_preference_headroom_bounds_the_adherence_check():
     cfg = TrainConfig.preset("tiny-toolscale")
     played = hr.play_fixed(cfg, 12)
     assert set(played) == set(hr.FIXED) and all(len(v) == 12 for v in played.values())
-    prefs = {"default": dict(cfg.preference), "cost": {"outcome": 1.0, "cost": 5.0, "latency": 0.0},
-             "latency": {"outcome": 1.0, "cost": 0.0, "latency": 5.0}, "same": dict(cfg.preference)}
+    prefs = {"default": dict(cfg.env.preference), "cost": {"outcome": 1.0, "cost": 5.0, "latency": 0.0},
+             "latency": {"outcome": 1.0, "cost": 0.0, "latency": 5.0}, "same": dict(cfg.env.preference)}
     table, ranked = hr.ceilings(played, prefs, "default", [("cost", "latency"), ("cost", "same")])
     experts = {e: played[e] for e in ("expert-1", "expert-2", "expert-3")}
     refs = list(experts.values())
@@ -81,7 +81,7 @@ def test_preference_headroom_bounds_the_adherence_check():
     b = hr.binding(played, prefs, "default", table, ("cost", "latency"))
     assert b["preference"] in ("cost", "latency") and b["margin"] == pytest.approx(want, abs=1e-9) and b["se"] >= 0.0
     # a slower expert-3 (decoding at 15 tokens/s instead of 150): its episodes take more than twice as long
-    slow_cfg = cfg.replace(env_kwargs={**cfg.env_kwargs, "expert_profiles": hr.expert_profiles(["expert-3.decode_tok_s=15"])})
+    slow_cfg = cfg.replace(env={"kwargs": {**cfg.env.kwargs, "expert_profiles": hr.expert_profiles(["expert-3.decode_tok_s=15"])}})
     slow = hr.play_fixed(slow_cfg, 12)
     assert summarize(slow["expert-3"])["mean_latency_s"] > 2 * summarize(played["expert-3"])["mean_latency_s"]
     # --expert items merge into a setting's own profiles, one cell at a time

@@ -27,19 +27,20 @@ from orchestra_jax.train_step import params_digest  # noqa: E402
 from orchestra_jax.agents import PolicyAgent, load_policy_agent  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 
-OVERRIDES = dict(
-    model_overrides={"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2,
-                     "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
-    tasks_per_step=2, rollouts_per_task=2, micro_batches=2, max_steps=1, guide_experts=[],
-    sft_steps=120, sft_batch_size=4, sft_tasks=16,  # enough for whole tool calls at temperature 0
-    sft_lr_schedule="constant", preference={"outcome": 1.0, "cost": 1.0, "latency": 0.0},
-    eval_tasks=0, max_turns=3, max_new_tokens=40, checkpoint_every=1000, tool_workers=2,
-    async_checkpoint=False, progress_bar=False,
+OVERRIDES = {
+    "model.overrides": {"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
+                        "num_heads": 2, "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
+    "rollout.tasks_per_step": 2, "rollout.rollouts_per_task": 2, "optimizer.micro_batches": 2, "max_steps": 1,
+    "rollout.guide_experts": [],
+    "sft.steps": 120, "sft.batch_size": 4, "sft.tasks": 16,  # enough for whole tool calls at temperature 0
+    "sft.lr_schedule": "constant", "env.preference": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
+    "evaluation.tasks": 0, "env.max_turns": 3, "rollout.max_new_tokens": 40, "checkpoint.every": 1000,
+    "rollout.tool_workers": 2, "checkpoint.async_save": False, "progress_bar": False,
     # the setting these tests pin (the preset's prompt-stated, sampled preferences and per-episode
     # demonstrations are tested in test_train_config / test_batch / gym's test_agents)
-    env_kwargs={"system_prompt": "compact"}, train_preferences=[], eval_preferences={},
-    sft_expert_choice="per_turn", sft_state_kind=False, ppo_epochs=1, kl_coef=0.0,
-)
+    "env.kwargs": {"system_prompt": "compact"}, "env.train_preferences": [], "env.eval_preferences": {},
+    "sft.expert_choice": "per_turn", "sft.state_kind": False, "grpo.ppo_epochs": 1, "grpo.loss.kl_coef": 0.0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
     out, cfg, summary = run
     a = greedy_agent
     assert isinstance(a, PolicyAgent)
-    assert a.env_id == "ToolOrchestra-ToolScale-v0" == cfg.env_id
+    assert a.env_id == "ToolOrchestra-ToolScale-v0" == cfg.env.id
     pref = {"outcome": 1.0, "cost": 1.0, "latency": 0.0}
     assert a.env_kwargs == {"system_prompt": "compact", "max_turns": 3, "preference": pref}
     assert a.reset_options == {"preference": pref, "tools": ["call_expert"]}
@@ -77,7 +78,7 @@ def test_loader_rebuilds_the_run_setting_and_final_params(run, greedy_agent):
 
     # the run folder holds the setting the agent plays in, for `orchestra eval --setting-of` (no JAX there)
     assert Setting.read(out) == run_setting(cfg) == Setting(a.env_id, a.env_kwargs, a.reset_options)
-    assert (a.max_new_tokens, a.max_seq_len, a.temperature) == (40, cfg.max_seq_len, 0.0)
+    assert (a.max_new_tokens, a.max_seq_len, a.temperature) == (40, cfg.rollout.max_seq_len, 0.0)
     assert summary["steps"] == 1
     assert _digest(a) == summary["params_sha256"]  # the GRPO checkpoint = the run's final parameters
     assert a.tok.encode("<|im_end|>") == [a.tok.im_end_id]
@@ -90,10 +91,10 @@ def _trainer_rollout(run, agent, task, seed):
 
     out, cfg, _ = run
     tok = build_tokenizer(cfg, out)
-    sampler = Sampler(_model(agent), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.max_seq_len, pad_id=tok.pad_id)
+    sampler = Sampler(_model(agent), eos_ids=tok.eos_ids, max_cache_len=3 * cfg.rollout.max_seq_len, pad_id=tok.pad_id)
     return rollout_mod.collect_rollouts(
         sampler, tok, make_envs(cfg, 1), [cfg.reset_options(task)], rollouts_per_task=1, seed=seed,
-        max_new_tokens=cfg.max_new_tokens, max_seq_len=cfg.max_seq_len, temperature=0.0, max_turns=cfg.max_turns,
+        max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=0.0, max_turns=cfg.env.max_turns,
         keep_texts=True,
     )
 
@@ -152,7 +153,7 @@ def test_sft_phase_loads_the_warm_start(run, greedy_agent):
     out, cfg, _ = run
     sft = load_policy_agent(out, phase="sft")
     # default: the run's evaluation decoding (the preset's: Qwen3's thinking-mode T 0.6, top-k 20, top-p 0.95)
-    decoding = (cfg.eval_temperature, cfg.eval_top_k, cfg.eval_top_p)
+    decoding = (cfg.evaluation.temperature, cfg.evaluation.top_k, cfg.evaluation.top_p)
     assert (sft.temperature, sft.top_k, sft.top_p) == decoding == (0.6, 20, 0.95)
     # the one GRPO step moved the weights unless no rollout was kept (then the step is a no-op)
     grpo_rec = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if '"grpo"' in x][-1]
@@ -183,7 +184,7 @@ def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greed
 
     _, cfg, _ = run
     g = greedy_agent
-    a = PolicyAgent(_model(g), g.tok, max_new_tokens=4, max_seq_len=cfg.max_seq_len, temperature=0.0,
+    a = PolicyAgent(_model(g), g.tok, max_new_tokens=4, max_seq_len=cfg.rollout.max_seq_len, temperature=0.0,
                     env_id=g.env_id, env_kwargs=g.env_kwargs, reset_options=g.reset_options)
     env = gym.make(a.env_id, **a.env_kwargs)
     obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=train.EVAL_TASK_BASE + 3))
@@ -223,7 +224,7 @@ def test_orchestra_eval_plays_a_trained_run_in_its_setting(run, tmp_path, capsys
                  "--trajectories", str(traj), "--no-progress"]) == 0
     assert capsys.readouterr().err == f"orchestra eval: setting: {Setting.read(out).describe()} (policy:{out}'s own)\n"
     s = json.loads(summary.read_text())
-    assert s["env"] == cfg.env_id and s["agent"] == f"policy:{out}" and s["episodes"] == 2
+    assert s["env"] == cfg.env.id and s["agent"] == f"policy:{out}" and s["episodes"] == 2
     assert s["mean_orchestrator_cost_usd"] == 0.0  # a local policy reports no model usage
     recs = [json.loads(line) for line in traj.read_text().splitlines()]
 

@@ -29,12 +29,12 @@ def test_preference_vector_follows_the_reward_vector_names():
 
 
 def test_grpo_batch_rewards_filters_advantages_and_masks():
-    cfg = TrainConfig.preset("tiny-toolscale", rollouts_per_task=4, pad_multiple=16)
+    cfg = TrainConfig.preset("tiny-toolscale", rollout={"rollouts_per_task": 4}, optimizer={"pad_multiple": 16})
     group_a = [_traj(5, (1, 0), True, 0.01), _traj(6, (0, 1), True, 0.02), _traj(7, (1, 0), False, 0.01),
                _traj(5, (0, 1), True, 0.03, terminated=False)]  # no final answer: out of the loss
     group_b = [_traj(4, (1, 0), False, 0.01) for _ in range(4)]  # all unsolved: reward std 0, dropped
     trajs = group_a + group_b
-    pref = batch_mod.preference_vector(cfg.preference, NAMES)
+    pref = batch_mod.preference_vector(cfg.env.preference, NAMES)
     batch, stats = batch_mod.grpo_batch(trajs, cfg, pref)
 
     rewards = batch_mod.group_rewards(trajs, 4, pref)
@@ -44,7 +44,7 @@ def test_grpo_batch_rewards_filters_advantages_and_masks():
     assert stats["rollouts_kept"] == 3
     assert batch["tokens"].shape == (8, 16) and batch["advantages"].shape == (8,)
     r = rewards[0]
-    adv = np.clip((r - r.mean()) / (r.std(ddof=1) + cfg.adv_eps), -3, 3)
+    adv = np.clip((r - r.mean()) / (r.std(ddof=1) + cfg.grpo.adv_eps), -3, 3)
     np.testing.assert_allclose(batch["advantages"][:3], adv[:3], rtol=1e-6)
     assert (batch["advantages"][3:] == 0).all()
     kept = batch["loss_mask"].sum(axis=1)
@@ -56,7 +56,7 @@ def test_grpo_batch_rewards_filters_advantages_and_masks():
 
 
 def test_advantages_of_groups_under_their_own_preferences_are_std_scaled():
-    cfg = TrainConfig.preset("tiny-toolscale", rollouts_per_task=4, pad_multiple=16)
+    cfg = TrainConfig.preset("tiny-toolscale", rollout={"rollouts_per_task": 4}, optimizer={"pad_multiple": 16})
     group = [_traj(5, (1, 0), True, 0.01), _traj(6, (0, 1), True, 0.02), _traj(7, (1, 0), False, 0.01),
              _traj(5, (0, 1), True, 0.03)]
     pref = np.stack([batch_mod.preference_vector({"outcome": 1.0, "cost": c, "latency": 0.0}, NAMES)
@@ -83,7 +83,7 @@ def test_group_rewards_take_one_preference_per_group():
 
 
 def test_a_graded_turn_limit_failure_stays_in_the_loss_a_malformed_end_does_not():
-    cfg = TrainConfig.preset("tiny-toolscale", rollouts_per_task=4, pad_multiple=16)
+    cfg = TrainConfig.preset("tiny-toolscale", rollout={"rollouts_per_task": 4}, optimizer={"pad_multiple": 16})
     group = [_traj(5, (1, 0), True, 0.05),
              _traj(5, (0, 1), False, 0.01, terminated=False, answered=True),   # ran out of turns: graded 0
              _traj(5, (0, 1), False, 0.01, terminated=False, answered=False),  # too many malformed turns
@@ -91,7 +91,7 @@ def test_a_graded_turn_limit_failure_stays_in_the_loss_a_malformed_end_does_not(
     cut = _traj(5, (0, 1), False, 0.0, answered=True)
     cut.cut = True
     assert [t.answered for t in group] == [True, True, False, True] and not cut.answered
-    pref = batch_mod.preference_vector(cfg.preference, NAMES)
+    pref = batch_mod.preference_vector(cfg.env.preference, NAMES)
     batch, stats = batch_mod.grpo_batch(group, cfg, pref)
     assert (stats["rollouts_no_answer"], stats["rollouts_kept"]) == (1, 3)
     assert batch["loss_mask"][1].sum() == 3 and batch["loss_mask"][2].sum() == 0

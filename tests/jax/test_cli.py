@@ -9,33 +9,50 @@ from orchestra_jax.train_config import ConfigError
 
 
 def test_parse_set_reads_toml_values():
-    assert cli.parse_set("learning_rate=3e-4") == ("learning_rate", 3e-4)
+    assert cli.parse_set("optimizer.learning_rate=3e-4") == ("optimizer.learning_rate", 3e-4)
     assert cli.parse_set("max_steps = 7") == ("max_steps", 7)
     assert cli.parse_set("progress_bar=false") == ("progress_bar", False)
-    assert cli.parse_set("preference={outcome=1, cost=0.5}") == ("preference", {"outcome": 1, "cost": 0.5})
-    assert cli.parse_set("tools=['call_expert']") == ("tools", ["call_expert"])
-    assert cli.parse_set("env_id=ToolOrchestra-ToolScale-v0") == ("env_id", "ToolOrchestra-ToolScale-v0")
-    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
-        cli.parse_set("learning_rate")
+    assert cli.parse_set("env.preference={outcome=1, cost=0.5}") == ("env.preference", {"outcome": 1, "cost": 0.5})
+    assert cli.parse_set("env.tools=['call_expert']") == ("env.tools", ["call_expert"])
+    assert cli.parse_set("env.id=ToolOrchestra-ToolScale-v0") == ("env.id", "ToolOrchestra-ToolScale-v0")
+    with pytest.raises(ConfigError, match="expected SECTION.KEY=VALUE"):
+        cli.parse_set("optimizer.learning_rate")
 
 
 def test_seed_and_set_override_the_preset():
     cfg = cli._load_config("orchestra train", [
-        "--preset", "tiny-toolscale", "--seed", "3", "--set", "learning_rate=3e-4",
-        "--set", "preference={outcome=1, cost=0.5}", "--set", "model_overrides.num_layers=1",
-        "--set", "loss.kl_coef=0.001", "--set", "ppo_epochs=2"])
-    assert cfg.seed == 3 and cfg.learning_rate == 3e-4 and cfg.ppo_epochs == 2
-    assert cfg.preference == {"outcome": 1, "cost": 0.5}
-    assert cfg.model_overrides["num_layers"] == 1 and cfg.model_overrides["hidden_size"] == 64  # one entry replaced
-    assert cfg.kl_coef == 0.001
+        "--preset", "tiny-toolscale", "--seed", "3", "--set", "optimizer.learning_rate=3e-4",
+        "--set", "env.preference={outcome=1, cost=0.5}", "--set", "model.overrides.num_layers=1",
+        "--set", "grpo.loss.kl_coef=0.001", "--set", "grpo.ppo_epochs=2"])
+    assert cfg.seed == 3 and cfg.optimizer.learning_rate == 3e-4 and cfg.grpo.ppo_epochs == 2
+    assert cfg.env.preference == {"outcome": 1, "cost": 0.5}
+    assert cfg.model.overrides["num_layers"] == 1 and cfg.model.overrides["hidden_size"] == 64  # one entry replaced
+    assert cfg.grpo.loss.kl_coef == 0.001
+
+
+def test_a_file_and_set_take_section_keys_and_flat_keys_still_work(tmp_path):
+    p = tmp_path / "run.toml"
+    p.write_text('preset = "tiny-toolscale"\n[sft]\nsteps = 400\ntasks = 64\n[rollout]\ntasks_per_step = 4\n'
+                 '[grpo.loss]\nkl_coef = 0.01\n')
+    args = ["--config", str(p), "--set", "evaluation.tasks=4", "--set", "sft.steps=300", "--set", "guard.enabled=false",
+            "--max-steps", "2"]
+    cfg = cli._load_config("orchestra train", args)
+    assert (cfg.sft.steps, cfg.sft.tasks, cfg.sft.batch_size, cfg.rollout.tasks_per_step) == (300, 64, 4, 4)
+    assert (cfg.grpo.loss.kl_coef, cfg.evaluation.tasks, cfg.guard.enabled, cfg.max_steps) == (0.01, 4, False, 2)
+    with pytest.warns(FutureWarning, match=r"^config key 'sft_steps' is deprecated; use 'sft.steps'$"):
+        flat = cli._load_config("orchestra train", [a.replace("sft.steps", "sft_steps") for a in args])
+    assert flat == cfg
 
 
 @pytest.mark.parametrize("item, text", [
-    ("learning_rat=1e-4", "unknown config key 'learning_rat' (did you mean 'learning_rate'?)"),
-    ("lerning_rate.x=1", "unknown config key 'lerning_rate'"),
-    ("seed.x=1", "--set seed.x: seed is not a table"),
+    ("optimizer.learning_rat=1e-4",
+     "unknown config key 'optimizer.learning_rat' (did you mean 'optimizer.learning_rate'?)"),
+    ("learning_rat=1e-4", "unknown config key 'learning_rat' (did you mean 'optimizer.learning_rate'?)"),
+    ("lerning_rate.x=1", "unknown config key 'lerning_rate.x'"),
+    ("seed.x=1", "seed.x: seed is not a table"),
     ("max_steps=fast", "max_steps='fast': expected int"),
-    ("model_overrides.num_layerz=2", "model_overrides.num_layerz: unknown ModelConfig field"),
+    ("model.overrides.num_layerz=2", "model.overrides.num_layerz: unknown ModelConfig field"),
+    ("sft.steps.x=2", "sft.steps.x: sft.steps is not a table"),
 ])
 def test_bad_set_fails_before_compute_naming_the_key(tmp_path, capsys, item, text):
     assert cli.train_main(["--set", item, "--output-dir", str(tmp_path / "out")]) == 2

@@ -180,7 +180,7 @@ def test_transformers_serve_plays_the_policy_actions(run, exported, agent, tmp_p
         models.write_text(
             f'[models."tiny-orchestrator"]\nbase_url = "{base_url}"\nserved_name = "{exported}"\n'
             f'input_per_m = 0.2\noutput_per_m = 0.2\ntool_calling = "text"\nmax_retries = 1\ntimeout_s = 120.0\n'
-            f"sampling = {{ temperature = 0.0, max_tokens = {cfg.max_new_tokens} }}\n")
+            f"sampling = {{ temperature = 0.0, max_tokens = {cfg.rollout.max_new_tokens} }}\n")
         setting = json.loads((exported / "orchestra_setting.json").read_text())  # the run's setting
         kwargs = dict(setting["env_kwargs"], models=None)
         args = ["eval", "--env", ENV, "--agent", "llm:tiny-orchestrator", "--models", str(models), "--episodes",
@@ -197,7 +197,7 @@ def test_transformers_serve_plays_the_policy_actions(run, exported, agent, tmp_p
     assert summary["mean_orchestrator_cost_usd"] > 0  # the server's usage, priced by the models file
     same, same_text, differ = 0, 0, {}
     for seed in SEEDS:
-        messages, _, texts = _play(agent, seed, max_turns=cfg.max_turns)
+        messages, _, texts = _play(agent, seed, max_turns=cfg.env.max_turns)
         served_texts = [m.get("content") or "" for m in served[seed]["messages"] if m["role"] == "assistant"]
         ours, theirs = _actions(texts), _actions(served_texts)
         same_text += [t.strip() for t in texts] == served_texts

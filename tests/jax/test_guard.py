@@ -42,7 +42,7 @@ def test_patience_then_restore_newest_healthy_checkpoint_then_stop():
     assert e.action == "stop" and e.restore_step is None
     assert e.message.startswith("GRPO stopped by the training guard at step 5: valid tool-call format 0.50 < 0.8 "
                                 "for 2 steps in a row, and 1 restore(s) with the learning rate scaled to 0.5 did "
-                                "not help. Fix: lower learning_rate")
+                                "not help. Fix: lower optimizer.learning_rate")
 
 
 def test_rotated_away_checkpoints_are_no_target():
@@ -76,15 +76,15 @@ def test_max_restores_zero_stops_at_first_trigger_and_state_round_trips():
 
 
 @pytest.mark.parametrize("field, value, text", [
-    ("min_valid_format", 1.5, "guard_min_valid_format=1.5: must be in [0, 1]"),
-    ("max_cut_rate", -0.1, "guard_max_cut_rate=-0.1"),
-    ("patience", 0, "guard_patience=0: must be >= 1"),
-    ("max_restores", -1, "guard_max_restores=-1"),
-    ("lr_factor", 0.0, "guard_lr_factor=0.0: must be in (0, 1]"),
-    ("min_entropy", -1.0, "guard_min_entropy=-1.0"),
+    ("min_valid_format", 1.5, "guard.min_valid_format=1.5: must be in [0, 1]"),
+    ("max_cut_rate", -0.1, "guard.max_cut_rate=-0.1"),
+    ("patience", 0, "guard.patience=0: must be >= 1"),
+    ("max_restores", -1, "guard.max_restores=-1"),
+    ("lr_factor", 0.0, "guard.lr_factor=0.0: must be in (0, 1]"),
+    ("min_entropy", -1.0, "guard.min_entropy=-1.0"),
 ])
 def test_config_errors_name_the_key(field, value, text):
     with pytest.raises(ConfigError, match=text.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         GuardConfig(**{field: value})
-    with pytest.raises(ConfigError, match="guard_max_entropy"):
+    with pytest.raises(ConfigError, match="guard.max_entropy"):
         GuardConfig(min_entropy=2.0, max_entropy=1.0)

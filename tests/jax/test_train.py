@@ -15,19 +15,21 @@ from orchestra_jax import checkpoint, cli, train  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 from orchestra_jax.train_step import UpdateResult  # noqa: E402
 
-TINY = dict(
-    model_overrides={"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2,
-                     "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
-    tasks_per_step=2, rollouts_per_task=2, micro_batches=1, sft_steps=0, eval_tasks=0, max_turns=2,
-    guide_experts=[],  # the preset guides 3 of 8 rollouts; these groups hold 2 sampled ones
-    max_new_tokens=12, checkpoint_every=1, keep_checkpoints=5, progress_bar=False, async_checkpoint=False,
-    guard_max_cut_rate=1.0,  # the random policy is cut; these tests force the valid-format rate instead
-    guard_min_valid_format=0.8,  # the thresholds these tests are written against (the preset uses 0.6)
-)
+TINY = {
+    "model.overrides": {"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
+                        "num_heads": 2, "num_kv_heads": 1, "head_dim": 16, "tie_word_embeddings": True},
+    "rollout.tasks_per_step": 2, "rollout.rollouts_per_task": 2, "optimizer.micro_batches": 1, "sft.steps": 0,
+    "evaluation.tasks": 0, "env.max_turns": 2,
+    "rollout.guide_experts": [],  # the preset guides 3 of 8 rollouts; these groups hold 2 sampled ones
+    "rollout.max_new_tokens": 12, "checkpoint.every": 1, "checkpoint.keep": 5, "progress_bar": False,
+    "checkpoint.async_save": False,
+    "guard.max_cut_rate": 1.0,  # the random policy is cut; these tests force the valid-format rate instead
+    "guard.min_valid_format": 0.8,  # the thresholds these tests are written against (the preset uses 0.6)
+}
 
 
 def _cfg(tmp_path: Path, **over) -> TrainConfig:
-    return TrainConfig.preset("tiny-toolscale", **{**TINY, "output_dir": str(tmp_path / "run"), **over})
+    return TrainConfig.preset("tiny-toolscale", **TINY).replace(output_dir=str(tmp_path / "run"), **over)
 
 
 def _records(run: Path, phase: str) -> list[dict]:
@@ -50,7 +52,7 @@ def _valid_format(monkeypatch, rates: dict[int, float], default: float = 1.0) ->
 
 def test_guard_restores_the_last_healthy_checkpoint_with_a_smaller_learning_rate(tmp_path, monkeypatch):
     _valid_format(monkeypatch, {2: 0.0})  # step 2 unhealthy
-    cfg = _cfg(tmp_path, max_steps=3, guard_patience=1, guard_max_restores=1, guard_min_valid_format=0.5)
+    cfg = _cfg(tmp_path, max_steps=3, guard={"patience": 1, "max_restores": 1, "min_valid_format": 0.5})
     train.run_training(cfg)
     run = tmp_path / "run"
     events = _records(run, "guard")
@@ -76,12 +78,12 @@ def test_guard_restores_the_last_healthy_checkpoint_with_a_smaller_learning_rate
 def test_guard_stops_after_max_restores_with_a_clear_message(tmp_path, monkeypatch, capsys):
     _valid_format(monkeypatch, {}, default=0.1)  # every step unhealthy
     monkeypatch.setattr(TrainConfig, "from_file", classmethod(lambda cls, p: _cfg(
-        tmp_path, max_steps=4, guard_patience=1, guard_max_restores=1)))
+        tmp_path, max_steps=4, guard={"patience": 1, "max_restores": 1})))
     code = cli.train_main(["--config", "x.toml", "--output-dir", str(tmp_path / "run")])
     err = capsys.readouterr().err
     assert code == 1
     assert "GRPO stopped by the training guard at step 2" in err and "valid tool-call format 0.10 < 0.8" in err
-    assert "1 restore(s)" in err and "lower learning_rate" in err and "Traceback" not in err
+    assert "1 restore(s)" in err and "lower optimizer.learning_rate" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     actions = [(e["step"], e["action"]) for e in _records(tmp_path / "run", "guard")]
     assert actions == [(1, "restore"), (2, "stop")]
@@ -101,7 +103,7 @@ def test_non_finite_update_stops_before_any_checkpoint(tmp_path, monkeypatch, ca
 
     monkeypatch.setattr(train, "grpo_updates", nan_at_step_2)
     monkeypatch.setattr(TrainConfig, "from_file", classmethod(lambda cls, p: _cfg(
-        tmp_path, max_steps=3, guard_enabled=False)))
+        tmp_path, max_steps=3, guard={"enabled": False})))
     code = cli.train_main(["--config", "x.toml", "--output-dir", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1
@@ -122,7 +124,7 @@ def test_ctrl_c_says_which_checkpoint_and_how_to_resume(tmp_path, monkeypatch, c
 
     monkeypatch.setattr(train, "collect_rollouts", interrupt_at_step_3)
     monkeypatch.setattr(TrainConfig, "from_file", classmethod(lambda cls, p: _cfg(
-        tmp_path, max_steps=4, guard_enabled=False)))
+        tmp_path, max_steps=4, guard={"enabled": False})))
     code = cli.train_main(["--config", "x.toml", "--output-dir", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip()
     assert code == 130 and "Traceback" not in err and len(err.splitlines()) == 1
@@ -140,7 +142,7 @@ def test_resume_logs_each_step_once_and_summary_is_valid_json(tmp_path, monkeypa
         return real_writer(logdir, purge_step=purge_step)
 
     monkeypatch.setattr(train, "SummaryWriter", writer)
-    cfg = _cfg(tmp_path, max_steps=3, checkpoint_every=2, guard_enabled=False, eval_tasks=2)
+    cfg = _cfg(tmp_path, max_steps=3, checkpoint={"every": 2}, guard={"enabled": False}, evaluation={"tasks": 2})
     train.run_training(cfg)
     run = tmp_path / "run"
     ck_dir = checkpoint.phase_dir(run, "grpo")
@@ -176,8 +178,7 @@ def test_json_safe():
 
 
 def test_guided_rollouts_join_each_group_as_off_policy_rows(tmp_path):
-    cfg = _cfg(tmp_path, max_steps=2, guard_enabled=False, rollouts_per_task=3, guide_experts=["expert-1"],
-               max_new_tokens=40)
+    cfg = _cfg(tmp_path, max_steps=2, guard={"enabled": False}, rollout={"rollouts_per_task": 3, "guide_experts": ["expert-1"], "max_new_tokens": 40})
     train.run_training(cfg)
     recs = _records(tmp_path / "run", "grpo")
     assert [r["step"] for r in recs] == [1, 2]

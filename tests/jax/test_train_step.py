@@ -128,7 +128,7 @@ def test_sft_step_lowers_nll_on_masked_tokens_only():
 
 def test_optimizer_defaults_follow_released_code():
     cfg = TrainConfig()
-    assert (cfg.learning_rate, cfg.weight_decay, cfg.grad_clip) == (1e-6, 0.01, 1.0)
+    assert (cfg.optimizer.learning_rate, cfg.optimizer.weight_decay, cfg.optimizer.grad_clip) == (1e-6, 0.01, 1.0)
     tx = train_step.optimizer_from_config(cfg)
     p = {"w": jnp.ones(3)}
     g = {"w": jnp.array([300.0, 400.0, 0.0])}  # norm 500 -> clipped to 1
@@ -141,8 +141,7 @@ def test_optimizer_defaults_follow_released_code():
 
 def test_grpo_cosine_schedule_decays_over_all_optimizer_updates():
     # lr_schedule="cosine": lr_k = lr0 * 0.5 * (1 + cos(pi k / K)), K = max_steps x ppo_epochs x ppo_mini_batches
-    cfg = TrainConfig(learning_rate=1e-3, weight_decay=0.0, grad_clip=0.0, max_steps=5, ppo_epochs=2,
-                      lr_schedule="cosine")
+    cfg = TrainConfig(max_steps=5, optimizer={"learning_rate": 1e-3, "weight_decay": 0.0, "grad_clip": 0.0, "lr_schedule": "cosine"}, grpo={"ppo_epochs": 2})
     tx = train_step.optimizer_from_config(cfg)
     p = {"w": jnp.zeros(1)}
     state = tx.init(p)
@@ -154,7 +153,7 @@ def test_grpo_cosine_schedule_decays_over_all_optimizer_updates():
     expect = 1e-3 * 0.5 * (1 + np.cos(np.pi * np.minimum(k, 10) / 10))
     np.testing.assert_allclose(steps, expect, rtol=1e-4, atol=1e-9)
     with pytest.raises(ValueError, match="lr_schedule"):
-        TrainConfig(lr_schedule="linear")
+        TrainConfig(optimizer={"lr_schedule": "linear"})
 
 # ---------------------------------------------------------------- checkpoints
 
