@@ -14,8 +14,8 @@ Sources followed (cited line by line below):
 The loss is computed as a *sum* over tokens divided by a *global denominator* (`loss_denominator`, taken
 from the whole batch), so the gradient of a batch equals the sum of the gradients of its micro-batches or
 data-parallel shards, whatever the assignment of sequences (tests/jax/test_grpo.py checks this to 1e-6).
-The loss's hyper-parameters are `LossConfig` (defined with the run's config in
-`orchestra_jax.train_config`, re-exported here). Masked positions are removed with `jnp.where` (never multiplication), so NaN or huge garbage there
+The loss's hyper-parameters are `LossConfig` (the run config's ``grpo.loss`` section, defined in
+`orchestra_jax.train_sections`, re-exported here). Masked positions are removed with `jnp.where` (never multiplication), so NaN or huge garbage there
 changes neither the loss, the metrics nor the gradient.
 """
 
@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from orchestra_jax.train_config import AGGREGATIONS, KL_ESTIMATORS, LossConfig
+from orchestra_jax.train_sections import AGGREGATIONS, KL_ESTIMATORS, LossConfig
 
 __all__ = [
     "LossConfig", "DEFAULT_LOSS_CONFIG", "AGGREGATIONS", "KL_ESTIMATORS", "group_advantages", "group_std",
