@@ -49,6 +49,12 @@ def _eval(args: argparse.Namespace) -> int:
     with stop_on_signals() as stop:
         try:
             return _play_eval(args, stop)
+        except (KeyError, ValueError) as e:  # a models file's error: also the way to keep the env's tools simulated
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            if not args.models or "models file" not in str(msg):
+                raise
+            raise ValueError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
+                             f"format: orchestra_gym/tools/models_default.toml)") from None
         except EvaluationStopped as e:
             print(_stopped_line(args, e), file=sys.stderr)
         except KeyboardInterrupt:  # a second signal: stopped at once, the summary not rewritten
@@ -111,6 +117,8 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
             extra = f" and {', '.join(given)}" if given else ""
             print(f"orchestra eval: setting: {Setting(env_id, kwargs, options).describe()} ({source}{extra})",
                   file=sys.stderr)
+            if kwargs.get("models") is not None:  # a models file: which of the env's model tools it makes real
+                print(f"orchestra eval: {_model_tools_line(env_id, kwargs['models'])}", file=sys.stderr)
             results, summary = evaluate(
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
@@ -124,6 +132,30 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output_json).write_text(json.dumps(jsonable(summary), indent=2))
     return 0
+
+
+def _model_tools_line(env_id: str, models: object) -> str:
+    """One line naming the env's model tools that are real (named by the models file) and simulated.
+
+    Raises:
+        ModelsFileError: a models file that cannot be read (with the hint to keep the tools simulated).
+    """
+    from orchestra_gym.registration import EnvFactory
+    from orchestra_gym.tools.models import ModelsConfig, load_models
+
+    entry = gym.spec(env_id).entry_point
+    ids = tuple(getattr(entry.env_class(), "MODEL_TOOL_IDS", ())) if isinstance(entry, EnvFactory) else ()
+    if not ids:
+        return "model tools: none in this env"
+    real: list[str] = []
+    if isinstance(models, ModelsConfig):
+        real = models.split(ids)[0]
+    elif isinstance(models, (str, Path)):
+        real = load_models(models).split(ids)[0]
+    elif isinstance(models, dict):  # QA: id -> chat model given in code
+        real = [m for m in ids if m in models]
+    simulated = [m for m in ids if m not in real]
+    return f"model tools: real {', '.join(real) or 'none'}; simulated {', '.join(simulated) or 'none'}"
 
 
 def _print_summary(summary: dict) -> None:
