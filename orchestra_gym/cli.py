@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -185,6 +186,20 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """`orchestra serve` (`orchestra_gym.serving.server.serve`); needs the serve extra (openenv)."""
+    try:
+        from orchestra_gym.serving.server import serve
+    except ImportError as e:
+        raise RuntimeError(f"orchestra serve needs openenv ({e}); fix: pip install 'orchestra[serve]'") from None
+    kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+    serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
+          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers)
+    return 0
+
+
 def _data_keyword(env_id: str) -> str:
     """The keyword `--data-path` fills for `env_id`: ``data_path`` (HLE, FRAMES: a dataset file) or
     ``data_dir`` (tau2: the ``data/tau2`` folder).
@@ -257,6 +272,18 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     r.add_argument("--baseline", metavar="RUN_DIR", help="run folder for the App. L preference score")
     r.add_argument("--out", metavar="DIR", help="write report.md and frontier.png (the accuracy-cost plane) here")
     r.set_defaults(func=_report)
+    v = sub.add_parser("serve", help="serve an env over OpenEnv's protocol (WS /ws, POST /reset /step, GET /state "
+                       "/schema /health) for TRL, SkyRL, Unsloth or any OpenEnv client")
+    v.add_argument("--env", required=True, help="environment id (orchestra envs)")
+    v.add_argument("--env-kwargs", help="JSON dict of keywords for every session's gym.make")
+    v.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    v.add_argument("--port", type=int, default=8000)
+    v.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions at most (one env each)")
+    v.add_argument("--idle-timeout", type=float, default=600.0, help="seconds after which an idle session is reaped")
+    v.add_argument("--token", default=os.environ.get("ORCHESTRA_SERVE_TOKEN"),
+                   help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open)")
+    v.add_argument("--workers", type=int, default=1, help="server processes (sessions spread over them)")
+    v.set_defaults(func=_serve)
     q = sub.add_parser("envs", help="list the registered environment ids")
     q.set_defaults(func=_envs)
 
