@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -49,6 +50,12 @@ def _eval(args: argparse.Namespace) -> int:
     with stop_on_signals() as stop:
         try:
             return _play_eval(args, stop)
+        except (KeyError, ValueError) as e:  # a models file's error: also the way to keep the env's tools simulated
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            if not args.models or "models file" not in str(msg):
+                raise
+            raise ValueError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
+                             f"format: orchestra_gym/tools/models_default.toml)") from None
         except EvaluationStopped as e:
             print(_stopped_line(args, e), file=sys.stderr)
         except KeyboardInterrupt:  # a second signal: stopped at once, the summary not rewritten
@@ -111,6 +118,8 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
             extra = f" and {', '.join(given)}" if given else ""
             print(f"orchestra eval: setting: {Setting(env_id, kwargs, options).describe()} ({source}{extra})",
                   file=sys.stderr)
+            if kwargs.get("models") is not None:  # a models file: which of the env's model tools it makes real
+                print(f"orchestra eval: {_model_tools_line(env_id, kwargs['models'])}", file=sys.stderr)
             results, summary = evaluate(
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
@@ -124,6 +133,30 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output_json).write_text(json.dumps(jsonable(summary), indent=2))
     return 0
+
+
+def _model_tools_line(env_id: str, models: object) -> str:
+    """One line naming the env's model tools that are real (named by the models file) and simulated.
+
+    Raises:
+        ModelsFileError: a models file that cannot be read (with the hint to keep the tools simulated).
+    """
+    from orchestra_gym.registration import EnvFactory
+    from orchestra_gym.tools.models import ModelsConfig, load_models
+
+    entry = gym.spec(env_id).entry_point
+    ids = tuple(getattr(entry.env_class(), "MODEL_TOOL_IDS", ())) if isinstance(entry, EnvFactory) else ()
+    if not ids:
+        return "model tools: none in this env"
+    real: list[str] = []
+    if isinstance(models, ModelsConfig):
+        real = models.split(ids)[0]
+    elif isinstance(models, (str, Path)):
+        real = load_models(models).split(ids)[0]
+    elif isinstance(models, dict):  # QA: id -> chat model given in code
+        real = [m for m in ids if m in models]
+    simulated = [m for m in ids if m not in real]
+    return f"model tools: real {', '.join(real) or 'none'}; simulated {', '.join(simulated) or 'none'}"
 
 
 def _print_summary(summary: dict) -> None:
@@ -150,6 +183,20 @@ def _report(args: argparse.Namespace) -> int:
     if out is not None:
         (out / "report.md").write_text(text, encoding="utf-8")
     print(text, end="")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """`orchestra serve` (`orchestra_gym.serving.server.serve`); needs the serve extra (openenv)."""
+    try:
+        from orchestra_gym.serving.server import serve
+    except ImportError as e:
+        raise RuntimeError(f"orchestra serve needs openenv ({e}); fix: pip install 'orchestra[serve]'") from None
+    kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+    serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
+          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers)
     return 0
 
 
@@ -225,6 +272,18 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     r.add_argument("--baseline", metavar="RUN_DIR", help="run folder for the App. L preference score")
     r.add_argument("--out", metavar="DIR", help="write report.md and frontier.png (the accuracy-cost plane) here")
     r.set_defaults(func=_report)
+    v = sub.add_parser("serve", help="serve an env over OpenEnv's protocol (WS /ws, POST /reset /step, GET /state "
+                       "/schema /health) for TRL, SkyRL, Unsloth or any OpenEnv client")
+    v.add_argument("--env", required=True, help="environment id (orchestra envs)")
+    v.add_argument("--env-kwargs", help="JSON dict of keywords for every session's gym.make")
+    v.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    v.add_argument("--port", type=int, default=8000)
+    v.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions at most (one env each)")
+    v.add_argument("--idle-timeout", type=float, default=600.0, help="seconds after which an idle session is reaped")
+    v.add_argument("--token", default=os.environ.get("ORCHESTRA_SERVE_TOKEN"),
+                   help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open)")
+    v.add_argument("--workers", type=int, default=1, help="server processes (sessions spread over them)")
+    v.set_defaults(func=_serve)
     q = sub.add_parser("envs", help="list the registered environment ids")
     q.set_defaults(func=_envs)
 

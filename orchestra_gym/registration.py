@@ -16,7 +16,7 @@ import gymnasium as gym
 
 from orchestra_gym.errors import ConfigError, close_matches
 
-__all__ = ["ENV_SPECS", "ENV_IDS", "EnvFactory", "accepted_kwargs", "register_all"]
+__all__ = ["ENV_SPECS", "ENV_IDS", "REMOTE_ID", "EnvFactory", "accepted_kwargs", "register_all"]
 
 # id -> (entry point "module:Class", default kwargs, max_episode_steps handled by the env itself)
 ENV_SPECS: dict[str, tuple[str, dict]] = {
@@ -29,6 +29,7 @@ ENV_SPECS: dict[str, tuple[str, dict]] = {
     "ToolOrchestra-FRAMES-v0": ("orchestra_gym.envs.qa:FRAMESEnv", {}),
 }
 ENV_IDS: tuple[str, ...] = tuple(ENV_SPECS)
+REMOTE_ID = "Remote-v0"  # gym.make("orchestra_gym:Remote-v0", base_url=...): orchestra_gym.serving.client.RemoteEnv
 
 
 def accepted_kwargs(cls: type) -> list[str] | None:
@@ -92,3 +93,5 @@ def register_all() -> None:
             continue
         gym.register(id=env_id, entry_point=EnvFactory(env_id, entry_point), kwargs=dict(kwargs),
                      disable_env_checker=False)
+    if REMOTE_ID not in gym.registry:  # a client of `orchestra serve` (needs the serve extra when made)
+        gym.register(id=REMOTE_ID, entry_point="orchestra_gym.serving.client:RemoteEnv", disable_env_checker=True)

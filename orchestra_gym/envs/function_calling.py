@@ -62,10 +62,14 @@ def experts_from_models_file(
     models: Any, names: "list[str] | tuple[str, ...]" = tuple(EXPERT_POOL), cache: Any = None,
     cache_mode: str = "record-missing",
 ) -> tuple[list[ModelExpert], Any]:
-    """Build real experts from a models file (path or `ModelsConfig`); `names` defaults to the expert
+    """Build the expert pool from a models file (path or `ModelsConfig`); `names` defaults to the expert
     pool's ids (`orchestra_gym.pricing.EXPERT_POOL`: expert-1..3).
 
-    Returns the experts and the pricing schedule with the file's prices (USD per 1M tokens).
+    The ids the file names (`ModelsConfig.split`) become real chat models; the others stay the
+    simulated experts of `orchestra_gym.tools.simulated.DEFAULT_EXPERTS` (the README's promise:
+    the model tools read the file "when it names them").
+
+    Returns the experts (in `names` order) and the pricing schedule with the file's prices (USD per 1M tokens).
     With `cache` (a path or `CallCache`) every expert call goes through the record/replay cache.
 
     Raises:
@@ -78,8 +82,12 @@ def experts_from_models_file(
     schedule = cfg.pricing_schedule()
     if cache is not None and not isinstance(cache, CallCache):
         cache = CallCache(cache, mode=cache_mode)
+    simulated = {e.name: e for e in DEFAULT_EXPERTS}
     experts = []
     for n in names:
+        if not cfg.names(n) and n in simulated:
+            experts.append(simulated[n])
+            continue
         m = cfg.chat_model(n, pricing=schedule)
         if cache is not None:
             m = CachedChatModel(m, cache)
@@ -125,6 +133,7 @@ class FunctionCallingEnv(OrchestraEnv):
             self-hosted model; simulated experts only (not with `models`). Default: none.
     """
 
+    MODEL_TOOL_IDS: tuple[str, ...] = tuple(EXPERT_POOL)  # the model tools a models file may make real
     turn_limit_graded = True  # tau2-bench: a simulation that reaches max_steps is scored (reward 0)
     error_limit_graded = True  # and one that ends by too many errors (reward 0), after a valid action
 

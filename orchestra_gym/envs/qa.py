@@ -187,6 +187,8 @@ class QAEnv(OrchestraEnv):
     * v0: initial release.
     """
 
+    MODEL_TOOL_IDS: tuple[str, ...] = tuple(QA_MODELS)  # the model tools a models file may make real
+
     def __init__(
         self,
         benchmark: str = "hle",
@@ -232,7 +234,8 @@ class QAEnv(OrchestraEnv):
             from orchestra_gym.tools.models import load_models  # only with a models file
 
             self.models_config = load_models(models)
-            self.qa_models.update({name: self.models_config.chat_model(name) for name in QA_MODELS})
+            real, _ = self.models_config.split(tuple(QA_MODELS))  # the others stay simulated
+            self.qa_models.update({name: self.models_config.chat_model(name) for name in real})
         elif isinstance(models, dict):
             unknown = sorted(set(models) - set(QA_MODELS))
             if unknown:

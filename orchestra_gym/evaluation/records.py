@@ -114,14 +114,15 @@ class EpisodeResult:
 Outcome = Union[EpisodeResult, Mapping[str, Any]]
 
 
-def jsonable(x: Any) -> Any:
-    """`x` with NumPy arrays and scalars made plain Python (lists, floats, ints, bools), dict keys str."""
+def jsonable(x: Any, array: Any = None) -> Any:
+    """`x` with NumPy arrays and scalars made plain Python (lists, floats, ints, bools), dict keys str;
+    `array` (default ``ndarray.tolist``) turns each array into its JSON value."""
     if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v, array) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
+        return [jsonable(v, array) for v in x]
     if isinstance(x, np.ndarray):
-        return x.tolist()
+        return x.tolist() if array is None else array(x)
     if isinstance(x, (np.floating, np.integer, np.bool_)):
         return x.item()
     return x

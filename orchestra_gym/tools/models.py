@@ -101,6 +101,19 @@ class ModelsConfig:
         """All resolvable ids (model ids and aliases), sorted."""
         return sorted(set(self.models) | set(self.aliases))
 
+    def names(self, model_id: str) -> bool:
+        """Whether `model_id` resolves to a model of this file (an id or an alias, chains followed)."""
+        try:
+            self.resolve(model_id)
+        except KeyError:
+            return False
+        return True
+
+    def split(self, model_ids: "list[str] | tuple[str, ...]") -> tuple[list[str], list[str]]:
+        """`model_ids` split into (named by this file: real, not named: simulated), order kept."""
+        real = [m for m in model_ids if self.names(m)]
+        return real, [m for m in model_ids if m not in real]
+
     def resolve(self, model_id: str) -> ModelEntry:
         """The entry for a model id or alias (alias chains followed).
 
@@ -162,8 +175,16 @@ def _err(source: str, where: str, problem: str, fix: str) -> ModelsFileError:
     return ModelsFileError(f"models file {source}: {where}: {problem}; fix: {fix}")
 
 
+# keys a newcomer guesses -> the file's key for the same thing
+_KEY_SYNONYMS = {"model": "served_name", "name": "served_name", "model_name": "served_name", "url": "base_url",
+                 "api_base": "base_url", "endpoint": "base_url", "api_key": "api_key_env", "timeout": "timeout_s"}
+
+
 def _unknown_key(source: str, where: str, key: str, allowed: set[str]) -> ModelsFileError:
-    return _err(source, where, f"unknown key {key!r}{did_you_mean(key, sorted(allowed))}", f"use only {sorted(allowed)}")
+    hint = (f" (the name sent to the endpoint is served_name)" if _KEY_SYNONYMS.get(key) == "served_name" else
+            f"; did you mean {_KEY_SYNONYMS[key]!r}?" if _KEY_SYNONYMS.get(key) in allowed else
+            did_you_mean(key, sorted(allowed)))
+    return _err(source, where, f"unknown key {key!r}{hint}", f"use only {sorted(allowed)}")
 
 
 def _number(source: str, where: str, value: Any, kind: type, positive: bool = False) -> Any:

@@ -1,0 +1,255 @@
+"""`orchestra serve` through a real server on 127.0.0.1 started by the test (a subprocess running the
+CLI): in-process and served episodes agree for scripted agents on ToolScale and tau2 retail (same
+seeds: same observations, rewards and info), and faults leave the server serving with no session
+leaked: a client that disconnects mid-episode, 200 sessions at once against --max-sessions 64, a
+malformed message, a step after the episode ended, a missing bearer token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import websockets
+
+import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.agents import agent_factory
+from orchestra_gym.serving.client import ServerError
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLSCALE, RETAIL = "ToolOrchestra-ToolScale-v0", "ToolOrchestra-Tau2-Retail-v0"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """`orchestra serve` in a subprocess; `url`, `sessions()` (the server's count), `get(path)`."""
+
+    def __init__(self, env_id: str, *extra: str, token: "str | None" = None):
+        self.port, self.token = _free_port(), token
+        self.url = f"http://127.0.0.1:{self.port}"
+        args = ["serve", "--env", env_id, "--port", str(self.port), *extra] + (["--token", token] if token else [])
+        code = "import sys; from orchestra_jax.cli import main; sys.exit(main(sys.argv[1:]))"
+        self.proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.get("/health")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert self.proc.poll() is None and time.monotonic() < deadline, self.proc.stdout.read()
+                time.sleep(0.1)
+
+    def get(self, path: str, token: "str | None" = None) -> dict:
+        req = urllib.request.Request(self.url + path)
+        if token or self.token:
+            req.add_header("Authorization", f"Bearer {token or self.token}")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def sessions(self, settle_s: float = 10.0) -> int:
+        """The active session count, waited on until it reaches 0 (closes are asynchronous) or `settle_s`."""
+        deadline = time.monotonic() + settle_s
+        while (n := self.get("/sessions")["active"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return n
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def toolscale():
+    s = Served(TOOLSCALE, "--max-sessions", "64")
+    yield s
+    s.stop()
+
+
+def _same(a, b) -> None:
+    """Equal observations / info, NumPy arrays equal in dtype, shape and values."""
+    assert type(a) is type(b) or (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))), (a, b)
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    else:
+        assert a == b
+
+
+def _agree(url: str, env_id: str, agent: str, seeds: range, options: "dict | None" = None) -> list[float]:
+    """Play `agent` in process; replay its actions on the served env with the same seeds; compare all."""
+    rewards = []
+    for seed in seeds:
+        local, remote = gym.make(env_id), gym.make("orchestra_gym:Remote-v0", base_url=url)
+        obs, info = local.reset(seed=seed, options=options)
+        r_obs, r_info = remote.reset(seed=seed, options=options)
+        _same((obs, info), (r_obs, r_info))
+        policy = agent_factory(agent)(seed)
+        policy.reset(local, obs, info)
+        done, total = False, 0.0
+        while not done:
+            action = policy.act(obs, info)
+            out, r_out = local.step(action), remote.step(action)
+            _same(out, r_out)
+            obs, reward, term, trunc, info = out
+            total += reward
+            done = term or trunc
+        assert isinstance(info["reward_vector"], np.ndarray) and "cost_usd" in info and "preference" in info
+        rewards.append(total)
+        local.close()
+        remote.close()
+    return rewards
+
+
+@pytest.mark.parametrize("agent", ["oracle", "expert-1", "random"])
+def test_served_toolscale_episodes_equal_in_process(toolscale, agent):
+    rewards = _agree(toolscale.url, TOOLSCALE, agent, range(3))
+    assert len(rewards) == 3 and (agent != "oracle" or min(rewards) > 0)
+    assert toolscale.sessions() == 0
+
+
+def test_served_tau2_retail_episodes_equal_in_process():
+    s = Served(RETAIL, "--max-sessions", "4")
+    try:
+        rewards = _agree(s.url, RETAIL, "oracle", range(2))
+        assert len(rewards) == 2 and s.sessions() == 0
+    finally:
+        s.stop()
+
+
+def test_structured_actions_and_openenv_routes(toolscale):
+    env = gym.make("orchestra_gym:Remote-v0", base_url=toolscale.url)
+    local = gym.make(TOOLSCALE)
+    env.reset(seed=1)
+    local.reset(seed=1)
+    for action in ({"name": "call_expert", "arguments": {"expert": "expert-2"}}, {"message": "Hello"}):
+        _same(env.step(action), local.step(action))
+    state = env.unwrapped.state()
+    assert state.env_id == TOOLSCALE and state.step_count == 2 and state.task_id
+    env.close()
+    schema = toolscale.get("/schema")
+    assert {"text", "structured"} <= set(schema["action"]["properties"]) and "info" in schema["observation"]["properties"]
+    assert toolscale.get("/health")["status"] == "healthy" and toolscale.sessions() == 0
+
+
+async def _ws(url: str):
+    return await websockets.connect(url.replace("http", "ws") + "/ws", max_size=1 << 26)
+
+
+async def _call(ws, msg) -> dict:
+    await ws.send(msg if isinstance(msg, str) else json.dumps(msg))
+    return json.loads(await ws.recv())
+
+
+def test_faults_keep_the_server_serving_with_no_session_leaked(toolscale):
+    async def run() -> None:
+        # a client that disconnects mid-episode
+        ws = await _ws(toolscale.url)
+        assert (await _call(ws, {"type": "reset", "data": {"seed": 2}}))["type"] == "observation"
+        await _call(ws, {"type": "step", "data": {"text": "<message>hi</message>"}})
+        ws.transport.abort() if hasattr(ws, "transport") else None
+        await ws.close()
+        # malformed messages: bad JSON, a field of the wrong type, both action fields, an unknown reset field
+        ws = await _ws(toolscale.url)
+        await _call(ws, {"type": "reset", "data": {"seed": 4}})
+        bad_json = await _call(ws, "{not json")
+        assert bad_json["type"] == "error" and "Invalid JSON" in bad_json["data"]["message"]
+        wrong = await _call(ws, {"type": "step", "data": {"text": 5}})
+        assert wrong["type"] == "error" and wrong["data"]["errors"][0]["loc"] == ["text"]
+        both = await _call(ws, {"type": "step", "data": {"text": "a", "structured": {"message": "b"}}})
+        assert both["type"] == "error" and "exactly one of 'text'" in json.dumps(both["data"])
+        unknown = await _call(ws, {"type": "step", "data": {"txt": "a"}})
+        assert unknown["type"] == "error" and unknown["data"]["errors"][0]["loc"] == ["txt"]
+        reset_bad = await _call(ws, {"type": "reset", "data": {"seed": 4, "option": {}}})
+        assert "unknown field(s) ['option']" in reset_bad["data"]["message"]
+        # the session is still usable: it plays an episode to its end, then a step after the end
+        r = await _call(ws, {"type": "reset", "data": {"seed": 4}})
+        while not r["data"]["done"]:
+            r = await _call(ws, {"type": "step", "data": {"structured": {"message": "All done."}}})
+        after = await _call(ws, {"type": "step", "data": {"text": "<message>again</message>"}})
+        assert after["type"] == "error" and "episode has ended" in after["data"]["message"]
+        assert (await _call(ws, {"type": "reset", "data": {"seed": 4}}))["type"] == "observation"
+        await ws.close()
+
+    asyncio.run(run())
+    assert toolscale.sessions() == 0
+
+
+def test_200_sessions_at_once_against_max_sessions_64(toolscale):
+    async def one(i: int):
+        ws = await _ws(toolscale.url)
+        try:
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": i}}))
+        except websockets.ConnectionClosed:  # refused: the server sent its error frame, then closed
+            pass
+        return ws, json.loads(await ws.recv())
+
+    async def run() -> tuple[int, int, int]:
+        pairs = await asyncio.gather(*(one(i) for i in range(200)))
+        ok = [ws for ws, r in pairs if r["type"] == "observation"]
+        refused = [r for _, r in pairs if r["type"] == "error"]
+        assert all(r["data"]["code"] == "CAPACITY_REACHED" and r["data"]["max_sessions"] == 64 for r in refused)
+        active = toolscale.get("/sessions")["active"]
+        await asyncio.gather(*(ws.close() for ws, _ in pairs))
+        return len(ok), len(refused), active
+
+    ok, refused, active = asyncio.run(run())
+    assert ok == 64 and refused == 136 and active == 64
+    assert toolscale.sessions() == 0
+    _agree(toolscale.url, TOOLSCALE, "oracle", range(1))  # still serving
+
+
+def test_bearer_token_and_a_bad_env_id():
+    s = Served(TOOLSCALE, "--max-sessions", "2", token="s3cret")
+    try:
+        with pytest.raises(urllib.error.HTTPError) as e:
+            s.get("/health", token="wrong")
+        assert e.value.code == 401 and "bearer token" in json.loads(e.value.read())["detail"]
+        with pytest.raises(Exception):
+            gym.make("orchestra_gym:Remote-v0", base_url=s.url).reset(seed=0)
+        env = gym.make("orchestra_gym:Remote-v0", base_url=s.url, token="s3cret")
+        assert env.reset(seed=0)[1]["task_id"]
+        env.close()
+    finally:
+        s.stop()
+    out = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "serve", "--env", "ToolOrchestra-Nope-v0"],
+                         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert out.returncode == 2 and "ToolOrchestra-Nope" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_remote_env_plays_in_orchestra_eval(toolscale, tmp_path):
+    from orchestra_gym.cli import main
+
+    out = tmp_path / "s.json"
+    assert main(["eval", "--env", "orchestra_gym:Remote-v0", "--env-kwargs", json.dumps({"base_url": toolscale.url}),
+                 "--agent", "expert-1", "--episodes", "3", "--max-concurrency", "3", "--output-json", str(out),
+                 "--no-progress"]) == 0
+    served = json.loads(out.read_text())
+    assert main(["eval", "--env", TOOLSCALE, "--agent", "expert-1", "--episodes", "3", "--output-json", str(out),
+                 "--no-progress"]) == 0
+    local = json.loads(out.read_text())
+    for k in ("success_rate", "mean_cost_usd", "mean_turns"):
+        assert served[k] == pytest.approx(local[k]), k
+    assert toolscale.sessions() == 0
