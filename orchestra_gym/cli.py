@@ -196,7 +196,7 @@ def _serve(args: argparse.Namespace) -> int:
     if not isinstance(kwargs, dict):
         raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
     serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
-          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers)
+          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in)
     return 0
 
 
@@ -283,6 +283,9 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     v.add_argument("--token", default=os.environ.get("ORCHESTRA_SERVE_TOKEN"),
                    help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open)")
     v.add_argument("--workers", type=int, default=1, help="server processes (sessions spread over them)")
+    v.add_argument("--step-in", choices=["thread", "loop"], default="thread",
+                   help="run each step in its session's thread (default: a slow tool holds only its session) or "
+                        "in the event loop (less overhead per step, for simulated tools)")
     v.set_defaults(func=_serve)
     q = sub.add_parser("envs", help="list the registered environment ids")
     q.set_defaults(func=_envs)

@@ -130,6 +130,23 @@ def test_served_toolscale_episodes_equal_in_process(toolscale, agent):
     assert toolscale.sessions() == 0
 
 
+def test_step_in_loop_serves_the_same_episodes():
+    """--step-in loop (steps in the event loop, no per-session thread) changes nothing a client sees."""
+    s = Served(TOOLSCALE, "--max-sessions", "4", "--step-in", "loop")
+    try:
+        rewards = _agree(s.url, TOOLSCALE, "oracle", range(2))
+        assert len(rewards) == 2 and min(rewards) > 0 and s.sessions() == 0
+    finally:
+        s.stop()
+
+
+def test_step_in_names_its_choices():
+    from orchestra_gym.serving.server import build_app
+
+    with pytest.raises(ValueError, match=r"step_in \(--step-in\) must be one of \['loop', 'thread'\]"):
+        build_app(TOOLSCALE, step_in="inline")
+
+
 def test_served_tau2_retail_episodes_equal_in_process():
     s = Served(RETAIL, "--max-sessions", "4")
     try:
