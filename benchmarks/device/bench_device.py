@@ -17,8 +17,8 @@ train   `orchestra_jax.train_step.make_grpo_step` (the trainer's AdamW with clip
         entropy, KL off so no reference copy) on one row of `--seq` tokens (default 4096; second half
         loss tokens), remat on, params in `--dtype` (AdamW moments follow: bfloat16 for 8B, so the state
         fits one device; a timing of the same FLOPs as float32 master weights). When the device's memory
-        limit is known, the layer count is cut to fit ~7 x param bytes in 75 % of it (embedding and head
-        kept), and an out-of-memory run is retried with half the layers (`train.layers` says which ran).
+        limit is known, the layer count is cut to fit ~6 x param bytes in 80 % of it (embedding and head
+        kept), and an out-of-memory run is retried with 2/3 of the layers (`train.layers` says which ran).
         FLOPs per step = 6 x N_matmul x tokens + 6 x L x N_heads x H x T^2 (causal attention, forward +
         backward; remat recompute not counted), N_matmul = params without the embedding table
         (the LM head counts). MFU = FLOPs / step seconds / peak bf16 FLOPs of the device kind.
@@ -142,13 +142,13 @@ def train_flops(config, tokens_per_row: int, rows: int) -> float:
 
 
 def _fit_layers(config, limit: int | None) -> int:
-    """Largest layer count whose ~7 x param bytes (params, grads, AdamW moments, update temporaries)
-    fit in 75 % of `limit` bytes; the config's when the limit is unknown."""
+    """Largest layer count whose ~6 x param bytes (params, gradient sum, AdamW moments, update
+    temporaries) fit in 80 % of `limit` bytes; the config's when the limit is unknown."""
     if not limit:
         return config.num_layers
     item = jnp.dtype(config.param_dtype).itemsize
     for layers in range(config.num_layers, 0, -1):
-        if 7 * config.replace(num_layers=layers).num_params() * item <= 0.75 * limit:
+        if 6 * config.replace(num_layers=layers).num_params() * item <= 0.8 * limit:
             return layers
     return 1
 
@@ -201,7 +201,7 @@ def bench_train(config, mesh, seq: int, n_steps: int, peak: float | None, limit:
             if not _is_oom(err) or layers == 1:
                 raise
             state = params = batch = None
-            layers, retries = max(1, layers // 2), retries + 1
+            layers, retries = max(1, layers * 2 // 3), retries + 1
     sec = statistics.median(times)
     flops = train_flops(cfg, seq, rows)
     del state
