@@ -34,7 +34,7 @@ from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.train_step import init_state, make_grpo_step, make_logp_fn, optimizer_from_config
 
 __all__ = ["abstract_model", "tree_bytes_per_device", "kv_cache_bytes", "train_step_memory",
-           "decode_step_memory", "GB"]
+           "decode_step_memory", "resident_train_bytes", "max_rollout_rows", "GB"]
 
 GB = 1e9  # bytes per GB (decimal, as HBM sizes are quoted: H100 80 GB, H200 141 GB)
 _KV_NAMES = ("layers", "batch", "seq", "kv_heads", "head_dim")
@@ -167,3 +167,24 @@ def decode_step_memory(config: ModelConfig, mesh, *, rows: int, cache_len: int, 
 def analytic_param_bytes(config: ModelConfig, shards: int) -> float:
     """`ModelConfig.num_params` x dtype bytes / shards: the fully-sharded ideal bytes per device."""
     return config.num_params() * np.dtype(config.param_dtype).itemsize / shards
+
+
+def resident_train_bytes(train: dict[str, Any]) -> int:
+    """Bytes per device the trainer keeps between steps (params + AdamW state + KL reference), from a
+    `train_step_memory` result; the step's temporaries (activations) are freed while rollouts run."""
+    return int(train["params"] + train["opt_state"] + train["ref_params"])
+
+
+def max_rollout_rows(hbm: float, train: dict[str, Any], decode: dict[str, Any], *, multiple: int = 1) -> int:
+    """The largest number of KV-cache rows (of `decode["cache_len"]` tokens) whose decode step fits in
+    `hbm` bytes per device beside the resident train state.
+
+    The decode step's peak minus its weights (shared with the trainer, already resident) is taken as
+    linear in the rows: KV cache + logits + temporaries per row = (decode peak - decode params) / rows.
+    The answer is rounded down to a multiple of `multiple` (the row shards, data x fsdp), 0 when even
+    that does not fit. Units: bytes in, rows out.
+    """
+    per_row = (decode["compiled"]["peak"] - decode["params"]) / decode["rows"]
+    free = hbm - resident_train_bytes(train)
+    rows = int(free // per_row) if free > 0 and per_row > 0 else 0
+    return max(0, rows - rows % max(1, int(multiple)))

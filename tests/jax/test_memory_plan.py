@@ -77,3 +77,19 @@ def test_layouts_and_remat_compile_with_the_same_resident_state(plan):
     assert remat["remat"] and not plan["fsdp"]["train"]["remat"]
     assert remat["compiled"]["argument"] == plan["fsdp"]["train"]["compiled"]["argument"]
     assert remat["compiled"]["temp"] > 0
+
+
+def test_max_rollout_rows_fills_the_room_beside_the_train_state(plan):
+    from orchestra_jax import memory_plan as mp
+
+    tr, d = plan["fsdp"]["train"], plan["fsdp"]["decode"]
+    resident = mp.resident_train_bytes(tr)
+    assert resident == tr["params"] + tr["opt_state"] + tr["ref_params"]
+    per_row = (d["compiled"]["peak"] - d["params"]) / d["rows"]
+    assert per_row >= d["kv_cache"] / d["rows"] > 0  # at least the row's KV cache
+    hbm = resident + 100.5 * per_row
+    assert mp.max_rollout_rows(hbm, tr, d) == 100
+    assert mp.max_rollout_rows(hbm, tr, d, multiple=8) == 96  # whole row shards only
+    rows = mp.max_rollout_rows(hbm, tr, d, multiple=8)
+    assert resident + rows * per_row <= hbm < resident + (rows + 8) * per_row
+    assert mp.max_rollout_rows(resident * 0.5, tr, d) == 0  # no room: the train state alone overflows

@@ -1,0 +1,156 @@
+"""Idle-slot fraction of today's lockstep multi-turn rollout on the main job's workload (issue 36, "before").
+
+Builds the main job's run (`orchestra train --preset tiny-toolscale`: `orchestra_jax.train.Run`), its
+supervised warm start (`Run.sft`, `--sft-steps` of them; the preset's 1200 by default), then collects the
+rollouts of GRPO step `--step` exactly as `Run.grpo` does (same task preferences, env seeds, sampler PRNG;
+`orchestra_jax.rollout.collect_rollouts`, the sampled rows only; the scripted guides do not decode) with
+the sampler behind a recording proxy. The engine is not changed: the proxy forwards every call.
+
+Per `generate` call (one assistant turn of the whole batch) with B rows, the batch runs
+steps = max over rows of the tokens generated (the decode loop stops when every row is done), so it
+spends B x steps row-decode-steps, of which
+  busy    = tokens generated (a row decoding its own turn),
+  waiting = steps - own tokens, for a row still in its episode that finished this turn early
+            (it waits for the slowest row of the batch, then for the batch's tool calls),
+  ended   = steps, for a row whose episode has ended (inactive) and still holds its slot.
+idle fraction = (waiting + ended) / all row-decode-steps. Also reported: the wall time inside `generate`
+against the time outside it (env resets and steps, prefill, extends) over the collection.
+
+Usage: PYTHONPATH=. python benchmarks/bench_rollout_slots.py [--sft-steps 1200] [--step 0]
+       [--output-dir runs/rollout-slots] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+
+class RecordingSampler:
+    """Forwards prefill / extend / has_room / generate to a `Sampler`; records each generate call's
+    active flags, tokens per row and seconds (`calls`)."""
+
+    def __init__(self, sampler):
+        self.sampler = sampler
+        self.calls: list[dict] = []
+        self.generate_s = 0.0
+
+    def prefill(self, *a, **k):
+        return self.sampler.prefill(*a, **k)
+
+    def extend(self, *a, **k):
+        return self.sampler.extend(*a, **k)
+
+    def has_room(self, *a, **k):
+        return self.sampler.has_room(*a, **k)
+
+    def generate(self, state, *a, active=None, **k):
+        t = time.perf_counter()
+        state, out = self.sampler.generate(state, *a, active=active, **k)
+        sec = time.perf_counter() - t
+        self.generate_s += sec
+        b = len(out.tokens)
+        self.calls.append({"active": [True] * b if active is None else [bool(x) for x in active],
+                           "tokens": [len(x) for x in out.tokens], "seconds": sec})
+        return state, out
+
+
+def slot_accounting(calls: list[dict]) -> dict:
+    """Row-decode-step counts of lockstep generate calls (see the module docstring): busy, waiting,
+    ended, total, idle_fraction, per-turn rows; from `RecordingSampler.calls`."""
+    busy = waiting = ended = 0
+    per_turn = []
+    for c in calls:
+        steps = max(c["tokens"], default=0)
+        act = np.asarray(c["active"], bool)
+        tok = np.asarray(c["tokens"], int)
+        b_busy, b_wait, b_end = int(tok.sum()), int((steps - tok[act]).sum()), int(steps * (~act).sum())
+        busy, waiting, ended = busy + b_busy, waiting + b_wait, ended + b_end
+        per_turn.append({"active_rows": int(act.sum()), "rows": len(act), "steps": steps,
+                         "idle_fraction": (b_wait + b_end) / max(1, len(act) * steps)})
+    total = busy + waiting + ended
+    return {"busy": busy, "waiting": waiting, "ended": ended, "total": total,
+            "idle_fraction": (waiting + ended) / max(1, total), "waiting_fraction": waiting / max(1, total),
+            "ended_fraction": ended / max(1, total), "turns": per_turn}
+
+
+def run(args) -> dict:
+    from orchestra_jax.rollout import collect_rollouts
+    from orchestra_jax.train import Run, _step_seed
+    from orchestra_jax.train_config import TrainConfig
+
+    cfg = TrainConfig.preset("tiny-toolscale")
+    if args.sft_steps is not None:
+        cfg = cfg.replace(**{"sft.steps": args.sft_steps})
+    r = Run(cfg, output_dir=args.output_dir)
+    t = time.perf_counter()
+    params = r.sft()
+    sft_s = time.perf_counter() - t
+    s = args.step
+    pref_rng = np.random.default_rng([cfg.seed, s, 17])  # as Run.grpo
+    options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng)) for _ in range(cfg.rollout.tasks_per_step)]
+    per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
+    rec = RecordingSampler(r.sampler(params))
+    t = time.perf_counter()
+    trajs, stats = collect_rollouts(
+        rec, r.tok, r.envs[:cfg.rollout.tasks_per_step * per_task], options, rollouts_per_task=per_task,
+        seed=_step_seed(cfg.seed, s), max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len,
+        temperature=cfg.rollout.temperature, max_turns=cfg.env.max_turns, executor=r.pool)
+    wall = time.perf_counter() - t
+    acc = slot_accounting(rec.calls)
+    turns = np.asarray([t.turns for t in trajs])
+    return {"preset": "tiny-toolscale", "sft_steps": cfg.sft.steps, "sft_s": round(sft_s, 1), "grpo_step": s,
+            "rows": len(trajs), "episode_turns": {"min": int(turns.min()), "mean": float(turns.mean()),
+                                                 "max": int(turns.max())},
+            "generated_tokens": stats.generated_tokens, "cut": stats.cut, "rollout_s": round(wall, 2),
+            "generate_s": round(rec.generate_s, 2), "outside_generate_s": round(wall - rec.generate_s, 2),
+            "useful_tokens_per_s": stats.generated_tokens / wall, **acc}
+
+
+def table(out: dict) -> str:
+    lines = [f"tiny-toolscale, GRPO step {out['grpo_step']}'s sampled rollouts after a {out['sft_steps']}-step warm start: "
+             f"{out['rows']} rows (16 tasks x 5 sampled; the 3 guides per task do not decode), episode turns "
+             f"{out['episode_turns']['min']}-{out['episode_turns']['max']} (mean {out['episode_turns']['mean']:.2f}), "
+             f"{out['generated_tokens']} tokens generated, {out['cut']} cut.", "",
+             "| row-decode-steps | count | fraction |", "|---|---|---|"]
+    for k in ("busy", "waiting", "ended"):
+        lines.append(f"| {k} | {out[k]} | {out[k] / max(1, out['total']):.3f} |")
+    lines += [f"| total | {out['total']} | idle = {out['idle_fraction']:.3f} |", "",
+              "| turn | active rows / rows | steps | idle fraction |", "|---|---|---|---|"]
+    for i, t in enumerate(out["turns"]):
+        lines.append(f"| {i + 1} | {t['active_rows']} / {t['rows']} | {t['steps']} | {t['idle_fraction']:.3f} |")
+    lines += ["", f"Rollout wall {out['rollout_s']} s: {out['generate_s']} s in generate, {out['outside_generate_s']} s "
+              f"outside it (env resets and steps, prefill, extends); useful tokens/s {out['useful_tokens_per_s']:.1f}."]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sft-steps", type=int, default=None, help="warm-start steps (default: the preset's)")
+    p.add_argument("--step", type=int, default=0, help="which GRPO step's rollouts (tasks, seeds)")
+    p.add_argument("--output-dir", default="runs/rollout-slots")
+    p.add_argument("--json", default="")
+    p.add_argument("--record", action="store_true")
+    args = p.parse_args(argv)
+    out = run(args)
+    text = table(out)
+    print(text)
+    print(json.dumps({k: v for k, v in out.items() if k != "turns"}))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+    if args.record:
+        from _record import append_section, command
+        append_section("Rollout slots, lockstep (issue 36, before)", command("bench_rollout_slots.py", argv),
+                       text + "\n\nThe 2-core machine (AMD EPYC) is shared with other agents: seconds are loaded; "
+                       "the row-decode-step counts do not depend on the load.")
+
+
+if __name__ == "__main__":
+    main()
