@@ -26,15 +26,15 @@ simulator, chosen so that accuracy first, cost first and latency first ask for d
 =============  ==========================  =================  ===============================================
 name           priced model                paper $/1M in/out  profile (per-action accuracy, typical latency)
 =============  ==========================  =================  ===============================================
-gpt-5          gpt-5                       1.25 / 10          generalist 0.96 everywhere; slowest (~18 s)
-gpt-5-mini     gpt-5-mini                  0.25 / 2           generalist 0.94 easy kinds, 0.82 the rest; ~6 s
-qwen3-32b      Qwen/Qwen3-32B              0.8 / 0.8          lookups and transfers 0.98, weak elsewhere; ~2 s
-qwen2.5-math   Qwen/Qwen2.5-Math-72B       0.9 / 0.9          compute 0.99, weak elsewhere; ~11 s
-qwen3-8b       Qwen/Qwen3-8B               0.2 / 0.2          writes 0.98 (cheapest, self-hosted: slow ~21 s)
-llama-3.3-70b  meta-llama/Llama-3.3-70B    0.9 / 0.9          search and book, lookups 0.98; fastest (~1 s)
+gpt-5          gpt-5                       1.25 / 10          generalist 0.97 everywhere; slowest (~18 s)
+gpt-5-mini     gpt-5-mini                  0.25 / 2           generalist 0.85 everywhere; ~6 s
+qwen3-32b      Qwen/Qwen3-32B              0.8 / 0.8          lookups 0.99, transfers 0.93, 0.6 elsewhere; ~2 s
+qwen2.5-math   Qwen/Qwen2.5-Math-72B       0.9 / 0.9          compute 0.99, 0.55 elsewhere; ~11 s
+qwen3-8b       Qwen/Qwen3-8B               0.2 / 0.2          transfers, searches 0.91, writes 0.81; cheapest, ~21 s
+llama-3.3-70b  meta-llama/Llama-3.3-70B    0.9 / 0.9          transfers, searches, compute 0.91; fastest (~1 s)
 held out:
-coder-32b      Qwen/Qwen2.5-Coder-32B      0.8 / 0.8          writes and search-and-book 0.97; ~3 s
-math-7b        Qwen/Qwen2.5-Math-7B        0.2 / 0.2          compute 0.97, weak elsewhere; ~5 s
+coder-32b      Qwen/Qwen2.5-Coder-32B      0.8 / 0.8          writes 0.95, 0.6 elsewhere; ~3 s
+math-7b        Qwen/Qwen2.5-Math-7B        0.2 / 0.2          compute 0.97, 0.45 elsewhere; ~5 s
 =============  ==========================  =================  ===============================================
 """
 
@@ -199,28 +199,29 @@ class ExpertPool:
 
 
 _SPECIALISTS = (
-    _expert("gpt-5", "gpt-5", "A strong generalist: reliable on every kind of request, but the dearest and slowest.",
-            _acc(0.96), ttft_s=2.0, decode_tok_s=50.0, completion_tokens=(400, 1200)),
-    _expert("gpt-5-mini", "gpt-5-mini", "A mid-sized generalist: good on lookups and transfers, fair on the rest.",
-            _acc(0.82, lookup=0.94, transfer=0.94), ttft_s=0.6, decode_tok_s=80.0, completion_tokens=(200, 600)),
-    _expert("qwen3-32b", "Qwen/Qwen3-32B", "Fast and cheap; excellent on lookups and transfers, weak on writes, "
-            "searches and computations.", _acc(0.55, lookup=0.98, transfer=0.98), ttft_s=0.3, decode_tok_s=150.0,
+    _expert("gpt-5", "gpt-5", "A strong generalist: the most reliable on every kind of request, but the dearest and "
+            "slowest.", _acc(0.97), ttft_s=2.0, decode_tok_s=50.0, completion_tokens=(400, 1200)),
+    _expert("gpt-5-mini", "gpt-5-mini", "A mid-sized generalist: fair on every kind of request.", _acc(0.85),
+            ttft_s=0.6, decode_tok_s=80.0, completion_tokens=(200, 600)),
+    _expert("qwen3-32b", "Qwen/Qwen3-32B", "A lookup specialist: excellent on lookups, good on transfers, weak "
+            "elsewhere; fast.", _acc(0.6, lookup=0.99, transfer=0.93), ttft_s=0.3, decode_tok_s=150.0,
             completion_tokens=(100, 400)),
     _expert("qwen2.5-math", "Qwen/Qwen2.5-Math-72B-Instruct", "A math specialist: excellent on computations over "
-            "records, weak on everything else.", _acc(0.5, compute=0.99), ttft_s=0.7, decode_tok_s=60.0,
+            "records, weak on everything else.", _acc(0.55, compute=0.99), ttft_s=0.7, decode_tok_s=60.0,
             completion_tokens=(300, 900)),
-    _expert("qwen3-8b", "Qwen/Qwen3-8B", "A small self-hosted model tuned for database writes: excellent on item "
-            "changes, conditional and multi-step writes, weak on the rest; very cheap but slow.",
-            _acc(0.5, conditional_write=0.98, change_item=0.98, several_writes=0.98), ttft_s=1.0, decode_tok_s=20.0,
+    _expert("qwen3-8b", "Qwen/Qwen3-8B", "A small self-hosted model: good on transfers and searches, fair on "
+            "writes, weak on computations; the cheapest but slow.",
+            _acc(0.81, transfer=0.91, search_and_book=0.91, compute=0.6), ttft_s=1.0, decode_tok_s=20.0,
             completion_tokens=(200, 600)),
-    _expert("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", "The fastest: excellent on search-and-book "
-            "requests and lookups, weak on writes and computations.", _acc(0.55, search_and_book=0.98, lookup=0.98),
-            ttft_s=0.2, decode_tok_s=300.0, completion_tokens=(100, 300)),
+    _expert("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", "The fastest: good on transfers, searches and "
+            "computations, weak on lookups and writes.",
+            _acc(0.6, transfer=0.91, search_and_book=0.91, compute=0.91), ttft_s=0.2, decode_tok_s=300.0,
+            completion_tokens=(100, 300)),
     # held out: described like the others, never offered in training
-    _expert("coder-32b", "Qwen/Qwen2.5-Coder-32B-Instruct", "A coding model: excellent on writes of every kind and "
-            "on search-and-book requests, weak on lookups' wording and computations.",
-            _acc(0.6, conditional_write=0.97, change_item=0.97, several_writes=0.97, search_and_book=0.97),
-            ttft_s=0.4, decode_tok_s=120.0, completion_tokens=(150, 450), held_out=True),
+    _expert("coder-32b", "Qwen/Qwen2.5-Coder-32B-Instruct", "A coding model: very good on writes of every kind, "
+            "weak on the rest; fast.",
+            _acc(0.6, conditional_write=0.95, change_item=0.95, several_writes=0.95), ttft_s=0.4,
+            decode_tok_s=120.0, completion_tokens=(150, 450), held_out=True),
     _expert("math-7b", "Qwen/Qwen2.5-Math-7B-Instruct", "A small math model: very good on computations over "
             "records, weak on everything else; very cheap.", _acc(0.45, compute=0.97), ttft_s=0.3,
             decode_tok_s=100.0, completion_tokens=(200, 700), held_out=True),
