@@ -177,3 +177,19 @@ def _digest() -> str:
 def test_default_env_unchanged():
     # the digest of these rollouts on main before expert pools (commit e505942)
     assert _digest() == "20063b05e0e84be55386c0759f2ff18935bbe447b7b375f0bdf79dba6ba704db"
+
+
+def test_a_reset_time_rule_plays_the_always_expert_episode():
+    """The pool benches read rules off always-e episodes: playing the rule gives the same episode."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import pool_bench as pb
+
+    env = gym.make(pb.ENV_ID, **pb.env_kwargs("specialists", "default"))
+    opts = {"tools": pb.TOOLS, "experts": ["qwen3-8b", "gpt-5", "llama-3.3-70b"], "pricing": "random:9"}
+    rule, _ = pb.play(env, make_agent("cheapest"), 2**31 + 4, 4, opts)
+    always, _ = pb.play(env, make_agent("expert:qwen3-8b"), 2**31 + 4, 4, opts)
+    assert rule.info["reward_vector"].tolist() == always.info["reward_vector"].tolist()
+    assert rule.info["tool_calls"] == always.info["tool_calls"] and rule.info["tool_calls"]["qwen3-8b"] >= 1
