@@ -33,6 +33,9 @@ preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-
 
 Usage: python benchmarks/bench_orchestration.py --checkpoint RUN_DIR [--episodes 500] [--router-tasks 300]
        [--plot PNG] [--record]
+       python benchmarks/bench_orchestration.py --pool specialists [--episodes 500] [--json OUT] (expert pools,
+       issue 34: settings default / unseen-experts / unseen-pricing, fixed rules on stated properties, text and
+       oracle routers, adherence; benchmarks/pool_bench.py)
 Writes benchmarks/RESULTS.md only with --record.
 """
 
@@ -302,13 +305,31 @@ def plot(m: dict[str, Any], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--checkpoint", required=True, type=Path, help="an `orchestra train` output folder")
+    p.add_argument("--checkpoint", type=Path, default=None, help="an `orchestra train` output folder")
+    p.add_argument("--pool", default=None, help="an expert pool (orchestra_gym.tools.pools, e.g. specialists): the "
+                   "three settings default / unseen-experts / unseen-pricing of benchmarks/pool_bench.py")
     p.add_argument("--episodes", type=int, default=500, help="held-out tasks (default 500)")
     p.add_argument("--router-tasks", type=int, default=300, help="training tasks the router is fitted on")
     p.add_argument("--plot", type=Path, default=None, help="write the accuracy-cost plane here (PNG)")
     p.add_argument("--json", type=Path, default=None, help="write the measurement here (JSON)")
     p.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
     args = p.parse_args(argv)
+    if args.pool:
+        sys.path.insert(0, str(HERE))
+        import pool_bench
+
+        m = pool_bench.orchestration(args.pool, args.episodes, args.router_tasks, args.checkpoint)
+        text = pool_bench.markdown(m)
+        print(text)
+        if args.json:
+            args.json.write_text(json.dumps(m, indent=1, default=float))
+        if args.record:
+            from _record import append_section, command
+
+            append_section(f"Orchestration over pool {args.pool}", command("bench_orchestration.py", argv), text)
+        return 0
+    if args.checkpoint is None:
+        p.error("--checkpoint is required without --pool")
     m = measure(args.checkpoint, args.episodes, args.router_tasks)
     text = markdown(m)
     print(text)

@@ -185,7 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=5, help="sets to list (default 5)")
     p.add_argument("--json", type=Path, default=None, help="write the measurement here (JSON)")
     p.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
+    p.add_argument("--pool", default=None, help="an expert pool (e.g. specialists): measure it instead of the preset "
+                   "(benchmarks/pool_bench.py's setting; held-out set: accuracy / cost / latency first)")
+    p.add_argument("--schedule", default=None, help="with --pool: comma-separated pricing schedules (paper, "
+                   "deepinfra, random; default paper,random)")
+    p.add_argument("--setting", default="default", help="with --pool: default, unseen-experts or unseen-pricing")
     args = p.parse_args(argv)
+    if args.pool:
+        return pool_main(args, argv)
     if args.checkpoint is not None:
         cfg = TrainConfig.from_dict(json.loads((args.checkpoint / "train_config.json").read_text()))
     else:
@@ -240,6 +247,39 @@ def main(argv: list[str] | None = None) -> int:
         from _record import append_section, command
 
         append_section("Preference headroom", command("bench_preference_headroom.py", argv), text)
+    return 0
+
+
+def pool_main(args: Any, argv: "list[str] | None") -> int:
+    """``--pool``: the kind oracle against the stated-property rules and the adherence ceiling (pool_bench.headroom)."""
+    import pool_bench as pb
+
+    prefs = {"default": pb.DEFAULT_PREFERENCE, **pb.HELD_OUT_PREFERENCES}
+    schedules = args.schedule.split(",") if args.schedule else None
+    played = pb.play_setting(args.pool, args.setting, args.episodes, pb.DEFAULT_PREFERENCE, schedules)
+    h = pb.headroom(played, prefs)
+    lines = [f"Pool {args.pool}, setting {args.setting}, schedules {schedules or pb.SETTINGS[args.setting]['pricing_schedules']}"
+             f", offers of {pb.OFFER_SIZE[0]}-{pb.OFFER_SIZE[1]} experts; {args.episodes} held-out tasks", "",
+             "| fixed rule | success | cost ¢/task | latency s/task |", "|---|---|---|---|"]
+    lines += [f"| {r} | {v['success']:.3f} | {v['cost_c']:.3f} | {v['latency_s']:.1f} |" for r, v in h["rules"].items()]
+    lines += ["", "| preference | kind oracle score | its success / cost ¢ / latency s | best fixed rule (score) | "
+              "margins (mean +- s.e.) |", "|---|---|---|---|---|"]
+    for p, v in h["per_preference"].items():
+        r = v["kind_oracle_row"]
+        ms = ", ".join(f"{q} {m['margin']:+.3f} +- {m['se']:.3f}" for q, m in v["margins"].items())
+        lines.append(f"| {p} | {v['kind_oracle']:.3f} | {r['success']:.3f} / {r['cost_c']:.3f} / {r['latency_s']:.1f} | "
+                     f"{v['best_fixed']} ({v['best_fixed_score']:.3f}) | {ms} |")
+    b = h["binding"]
+    lines += ["", f"Ceiling for the held-out set (accuracy first / cost first / latency first): {h['ceiling']:+.3f} "
+              f"(set by {b['preference']} against {b['against']}, s.e. {b['se']:.3f}; goal >= +0.050)"]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(h, indent=1, default=float))
+    if args.record:
+        from _record import append_section, command
+
+        append_section("Preference headroom over an expert pool", command("bench_preference_headroom.py", argv), text)
     return 0
 
 

@@ -34,7 +34,7 @@ FORMAT_HELP = (
     "or one <message>text for the user</message>."
 )
 
-_OPTION_KEYS = ("task_id", "preference", "tools", "pricing", "user")
+_OPTION_KEYS = ("task_id", "preference", "tools", "pricing", "user", "experts")
 
 
 def render_transcript(messages: list[Message]) -> str:
@@ -118,6 +118,11 @@ class OrchestraEnv(gym.Env[str, str]):
             weights in words (`Preference.describe_levels`: ``(cost high, latency none)``), as the
             paper's preference instructions state a preference in language (Sec. 3.3); a held-out
             vector then reads like the training vectors of the same level. Default False.
+        preference_form: with `preference_in_prompt`, how the line states the preference: ``"numeric"``
+            (default: the weights, as above) or ``"text"`` (a natural-language instruction drawn per episode
+            with the env's seeded RNG from `orchestra_gym.preference_text`, the paper's form; no numbers).
+        preference_split: with ``preference_form="text"``, ``"train"`` (default) or ``"eval"`` (held-out
+            wordings, never used in training).
         pricing: pricing schedule name, `PricingSchedule`, or an int seed for
             `pricing.random_schedule`; `reset` options override.
         render_mode: None or ``"ansi"`` (the transcript).
@@ -146,6 +151,8 @@ class OrchestraEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         preference_in_prompt: bool = False,
         preference_levels: bool = False,
+        preference_form: str = "numeric",
+        preference_split: str = "train",
     ):
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
@@ -159,6 +166,11 @@ class OrchestraEnv(gym.Env[str, str]):
         self.default_preference = Preference.from_dict(preference)
         self.preference_in_prompt = bool(preference_in_prompt)
         self.preference_levels = bool(preference_levels)
+        if preference_form not in ("numeric", "text"):
+            raise ValueError(f"preference_form must be 'numeric' or 'text', got {preference_form!r}")
+        if preference_split not in ("train", "eval"):
+            raise ValueError(f"preference_split must be 'train' or 'eval', got {preference_split!r}")
+        self.preference_form, self.preference_split = preference_form, preference_split
         self.default_pricing = pricing
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_length=self.max_observation_chars)
@@ -217,6 +229,7 @@ class OrchestraEnv(gym.Env[str, str]):
             tools: list of tool names to expose (a subset of the env's tools).
             pricing: schedule name, `PricingSchedule`, or an int seed for a random schedule.
             user: user simulator (env-specific; ``"scripted"`` or a model id).
+            experts: the offered experts' names (function-calling envs with an ``expert_pool`` only).
 
         Raises:
             ValueError: unknown option key or bad option value (the message names it).
@@ -226,6 +239,8 @@ class OrchestraEnv(gym.Env[str, str]):
         unknown = set(options) - set(_OPTION_KEYS)
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; allowed: {list(_OPTION_KEYS)}")
+        if options.get("experts") is not None and not getattr(self, "accepts_experts_option", False):
+            raise ValueError("options['experts'] needs an env built with expert_pool= (function-calling envs)")
         self.preference = Preference.from_dict(options.get("preference", self.default_preference))
         self.pricing = self._resolve_pricing(options.get("pricing", self.default_pricing))
         self.turn = 0
@@ -244,7 +259,12 @@ class OrchestraEnv(gym.Env[str, str]):
         self.task = self._sample_task(options.get("task_id"))
         opening = self._start_episode(self.task, options)
         if self.preference_in_prompt and opening and opening[0].role == "system":
-            line = self.preference.describe_levels() if self.preference_levels else self.preference.describe()
+            if self.preference_form == "text":
+                from orchestra_gym.preference_text import instruction
+
+                line = instruction(self.preference, self.np_random, self.preference_split)
+            else:
+                line = self.preference.describe_levels() if self.preference_levels else self.preference.describe()
             opening[0] = Message("system", f"{opening[0].content}\n{line}")
         if "tools" in options and options["tools"] is not None:
             self._check_tool_subset(options["tools"])

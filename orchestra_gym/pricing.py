@@ -25,6 +25,7 @@ __all__ = [
     "PricingSchedule",
     "PAPER",
     "UNSEEN",
+    "DEEPINFRA",
     "SCHEDULES",
     "get_schedule",
     "cost_usd",
@@ -144,11 +145,36 @@ UNSEEN = PricingSchedule(
     fees={"code_interpreter_per_s": 2.0e-5, "web_search_per_call": 0.005, "local_search_per_call": 0.0},
 )
 
-SCHEDULES: dict[str, PricingSchedule] = {"paper": PAPER, "unseen": UNSEEN}
+# A DeepInfra-style schedule (ToolOrchestra App. H / Table 4 evaluates under DeepInfra's prices instead of the
+# training ones). Source of the open-weight prices, USD per 1M tokens (input, output): DeepInfra's price table as
+# listed by the Lava AI gateway's DeepInfra provider page (lava.so docs, "gateway/providers/deepinfra", read
+# 2026-12): Qwen/Qwen3-32B 0.10/0.30, meta-llama/Llama-3.3-70B-Instruct 0.23/0.40, Qwen/Qwen2.5-72B-Instruct
+# 0.12/0.39 (used for Qwen2.5-Math-72B, which that table does not list). Not on that page, so OUR ASSUMPTIONS of
+# the same provider's scale: Qwen2.5-Coder-32B 0.06/0.15, Qwen2.5-Math-7B and Qwen3-8B 0.035/0.14. DeepInfra does
+# not serve gpt-5 / gpt-5-mini / claude: they keep their list prices (as in `PAPER`). The App. H table itself was
+# not available here to check against. Fees as in `PAPER`.
+DEEPINFRA = PricingSchedule(
+    name="deepinfra",
+    models={
+        **PAPER.models,
+        **{k: ModelPrice(*v) for k, v in {
+            "Qwen/Qwen3-32B": (0.10, 0.30),
+            "meta-llama/Llama-3.3-70B-Instruct": (0.23, 0.40),
+            "Qwen/Qwen2.5-Math-72B-Instruct": (0.12, 0.39),
+            "Qwen/Qwen2.5-Coder-32B-Instruct": (0.06, 0.15),
+            "Qwen/Qwen2.5-Math-7B-Instruct": (0.035, 0.14),
+            "Qwen/Qwen3-8B": (0.035, 0.14),
+        }.items()},
+    },
+    fees=dict(_PAPER_FEES),
+)
+DEEPINFRA.models.update({a: DEEPINFRA.models[m] for a, m in _ALIASES.items()})
+
+SCHEDULES: dict[str, PricingSchedule] = {"paper": PAPER, "unseen": UNSEEN, "deepinfra": DEEPINFRA}
 
 
 def get_schedule(schedule: "str | PricingSchedule | None" = None) -> PricingSchedule:
-    """Resolve a schedule name (``"paper"``, ``"unseen"``) or pass a `PricingSchedule` through.
+    """Resolve a schedule name (``"paper"``, ``"unseen"``, ``"deepinfra"``) or pass a `PricingSchedule` through.
 
     Raises:
         KeyError: unknown schedule name (lists the known ones).

@@ -19,6 +19,9 @@ Agents:
       one for the rest of the episode after an expert's action fails (function-calling envs).
     * ``delegating``: every turn delegates to an expert drawn uniformly at random (seeded); the
       demonstrator of the trainer's supervised warm start (function-calling envs).
+    * ``most-accurate``, ``cheapest``, ``fastest``, ``random-offered``: fixed rules on the offered experts'
+      stated properties (`orchestra_gym.agents.rules`, for expert pools); there too the text router
+      (`orchestra_gym.agents.rules.TextRouterAgent`, fitted on request text with scikit-learn).
     * ``router`` (`RouterAgent`): the classical router of RouterBench / RouteLLM, a lookup from task
       features (category, difficulty) to one expert, fitted on training tasks
       (`orchestra_gym.agents.fit.fit_router`); not built by name, since it needs a fit.
@@ -304,7 +307,9 @@ class RouterAgent:
         return render_tool_calls([ToolCall("call_expert", {"expert": self.expert})])
 
 
-AGENT_NAMES = ("random", "oracle", "cascade", "delegating", "expert-<k>", "llm:<model id>")
+AGENT_NAMES = ("random", "oracle", "cascade", "delegating", "expert-<k>", "most-accurate", "cheapest", "fastest",
+               "random-offered", "llm:<model id>")
+_STATED_RULES = ("most-accurate", "cheapest", "fastest", "random-offered")  # `orchestra_gym.agents.rules`
 
 
 def make_agent(name: str, seed: int = 0) -> Agent:
@@ -324,12 +329,16 @@ def make_agent(name: str, seed: int = 0) -> Agent:
         return CascadeAgent()
     if name == "delegating":
         return DelegatingAgent(seed)
+    if name in _STATED_RULES:
+        from orchestra_gym.agents.rules import StatedRuleAgent
+
+        return StatedRuleAgent(name, seed)
     return ExpertAgent(name.replace("expert:", "", 1))
 
 
 def check_agent_name(name: str) -> None:
     """Raise ValueError (listing the known agents) unless `make_agent` builds `name`."""
-    if name in ("random", "oracle", "cascade", "delegating") or name.startswith("expert-") or name.startswith("expert:"):
+    if name in ("random", "oracle", "cascade", "delegating", *_STATED_RULES) or name.startswith("expert-") or name.startswith("expert:"):
         return
     known = list(AGENT_NAMES) + [f"{k}:<{hint}>" for k, (_, hint) in sorted(_AGENT_KINDS.items())]
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known)}")

@@ -131,6 +131,20 @@ class FunctionCallingEnv(OrchestraEnv):
             (`orchestra_gym.tools.simulated.with_profiles`: latency fields and per-category
             accuracies), e.g. ``{"expert-3": {"decode_tok_s": 20}}`` for a cheap but slow
             self-hosted model; simulated experts only (not with `models`). Default: none.
+        expert_pool: None (default: the fixed `experts` above, today's behaviour) or a pool name / `ExpertPool`
+            (`orchestra_gym.tools.pools`, e.g. ``"specialists"``): each episode offers a seeded subset of it at a
+            pricing schedule, the prompt describes what is offered (description, price, latency, accuracy per
+            kind) and ``call_expert``'s enum lists only it. Not with `experts`, `models` or `expert_profiles`.
+        offer_size: with a pool, how many experts an episode offers: an int or ``[low, high]`` (inclusive);
+            None: every expert the held-out mode allows.
+        held_out_experts: with a pool, ``"exclude"`` (default, training: the pool's held-out experts are never
+            offered), ``"include"`` or ``"only"`` (every offer holds at least one held-out expert: the unseen-
+            experts test).
+        pricing_schedules: with a pool, the schedules an episode is drawn at: a list of names (uniform) or
+            ``{name: weight}``; names of `orchestra_gym.pricing.SCHEDULES` or ``"random"`` (seeded multipliers of
+            the paper's prices). Default ``["paper"]``. ``reset(options={"experts": [...], "pricing": name})``
+            fixes both for an episode; ``info`` reports ``offered_experts``, ``offered_prices`` ({name:
+            {"input_per_m", "output_per_m"}} USD per 1M tokens) and ``pricing_schedule`` (its name).
     """
 
     MODEL_TOOL_IDS: tuple[str, ...] = tuple(EXPERT_POOL)  # the model tools a models file may make real
@@ -147,8 +161,32 @@ class FunctionCallingEnv(OrchestraEnv):
         cache_mode: str = "record-missing",
         expert_scope: str = "action",
         expert_profiles: "dict[str, dict[str, Any]] | None" = None,
+        expert_pool: Any = None,
+        offer_size: Any = None,
+        held_out_experts: str = "exclude",
+        pricing_schedules: Any = None,
         **kwargs: Any,
     ):
+        self.pool = None
+        if expert_pool is not None:
+            from orchestra_gym.tools.pools import get_pool
+
+            if experts is not None or models is not None or expert_profiles:
+                raise ValueError("expert_pool= replaces experts=, models= and expert_profiles=; pass one of them")
+            self.pool = get_pool(expert_pool)
+            experts = list(self.pool.experts)
+            self.pool.sample_offer(np.random.default_rng(0), offer_size, held_out_experts)  # validate early
+            self.offer_size, self.held_out_experts = offer_size, held_out_experts
+            sched = ["paper"] if pricing_schedules is None else pricing_schedules
+            weights = dict(sched) if isinstance(sched, dict) else {n: 1.0 for n in sched}
+            if not weights or any(not (float(w) >= 0) for w in weights.values()) or sum(weights.values()) <= 0:
+                raise ValueError(f"pricing_schedules must name schedules with weights >= 0, got {pricing_schedules!r}")
+            for n in weights:
+                self.pool.resolve_schedule(n, np.random.default_rng(0))  # unknown names fail here
+            self.pricing_schedules = {str(n): float(w) for n, w in weights.items()}
+        elif pricing_schedules is not None or offer_size is not None or held_out_experts != "exclude":
+            raise ValueError("offer_size, held_out_experts and pricing_schedules need expert_pool=")
+        self.accepts_experts_option = self.pool is not None
         if expert_scope not in EXPERT_SCOPES:
             raise ValueError(f"expert_scope must be one of {EXPERT_SCOPES}, got {expert_scope!r}")
         self.expert_scope = expert_scope
@@ -176,6 +214,7 @@ class FunctionCallingEnv(OrchestraEnv):
         if any(not isinstance(n, str) for n in names) or len(set(names)) != len(names):
             raise ValueError(f"experts need unique string .name attributes, got {names}")
         self.experts = {e.name: e for e in pool}
+        self.all_experts = dict(self.experts)
         self.expert_tool = bool(expert_tool) and bool(self.experts)
         self.backend: DomainBackend | None = None
 
@@ -195,6 +234,8 @@ class FunctionCallingEnv(OrchestraEnv):
         self.user = self._user_for(task, options)
         self._golden_done = 0
         self._seed_mix = (task.id, int(self.np_random.integers(0, 2**31 - 1)))
+        if self.pool is not None:
+            self._offer(options)
         specs = list(self.backend.tools)
         if self.expert_tool:
             specs.append(self._expert_spec())
@@ -208,6 +249,45 @@ class FunctionCallingEnv(OrchestraEnv):
             specs = [s for s in specs if s.name in set(subset)]
         self.tool_specs = specs
         return [Message("system", self._system_prompt()), Message("user", self.user.opening())]
+
+    def _offer(self, options: dict[str, Any]) -> None:
+        """Pool mode: this episode's offered experts and pricing schedule (options fix them, else drawn)."""
+        fixed = options.get("experts")
+        if fixed is not None:
+            bad = [n for n in fixed if n not in self.all_experts]
+            if bad or not fixed or len(set(fixed)) != len(fixed):
+                raise ValueError(f"options['experts'] must be distinct names of pool {self.pool.name!r}, got "
+                                 f"{fixed!r}; known: {list(self.all_experts)}")
+            offered = list(fixed)
+        else:
+            offered = self.pool.sample_offer(self.np_random, self.offer_size, self.held_out_experts)
+        request = self._pricing_request
+        if request is None:
+            names = list(self.pricing_schedules)
+            w = np.array([self.pricing_schedules[n] for n in names])
+            request = names[int(self.np_random.choice(len(names), p=w / w.sum()))]
+        try:
+            self.pricing = self.pool.resolve_schedule(request, self.np_random)
+        except KeyError as e:
+            raise ValueError(f"options['pricing']: {e.args[0]}") from None
+        self.pricing_name = request if isinstance(request, str) else self.pricing.name
+        self.experts = {n: self.all_experts[n] for n in offered}
+
+    def _resolve_pricing(self, p: Any) -> Any:
+        if self.pool is None:
+            return super()._resolve_pricing(p)
+        self._pricing_request = p  # resolved with the offer (`_offer`): "random" draws from the episode's RNG
+        return super()._resolve_pricing(None)
+
+    def _info(self, step_usage: Usage, new: list[Message], step_errors: list[str]) -> dict[str, Any]:
+        info = super()._info(step_usage, new, step_errors)
+        if self.pool is not None and self.task is not None:
+            prices = {n: self.pricing.price(e.model_id) for n, e in self.experts.items()}
+            info["offered_experts"] = list(self.experts)
+            info["offered_prices"] = {n: {"input_per_m": p.input_per_m, "output_per_m": p.output_per_m}
+                                      for n, p in prices.items()}
+            info["pricing_schedule"] = self.pricing_name
+        return info
 
     def _tool_specs(self) -> list[ToolSpec]:
         return self.tool_specs
@@ -232,7 +312,7 @@ class FunctionCallingEnv(OrchestraEnv):
     def reward_layout(self) -> RewardLayout:
         """The reward vector counts the calls of each expert of the pool (paper Sec. 3.2; kept
         with ``expert_tool=False``, where every count is 0)."""
-        return RewardLayout(tuple(self.experts))
+        return RewardLayout(tuple(self.all_experts))  # a pool's every expert, offered or not (K is fixed)
 
     def _expert_spec(self) -> ToolSpec:
         table = "\n".join(

@@ -1,0 +1,342 @@
+"""Expert-pool measurements shared by `bench_orchestration.py --pool` and `bench_preference_headroom.py --pool`.
+
+The setting: ToolScale in the tiny-toolscale preset's form (compact prompt, preference stated in it, one expert per
+turn, ``call_expert`` only, 6 turns, 1 error) with ``expert_pool=POOL`` (`orchestra_gym.tools.pools`), offering 3-4
+experts per task. Evaluation fixes each held-out task's offer and schedule (drawn from the setting's distribution
+with a generator seeded by (``OFFER_SEED``, task index), passed as ``reset(options={"experts", "pricing"})``), so
+every agent plays the same offer at the same prices. Three settings (`SETTINGS`): ``default`` (training experts,
+paper or random-multiplier prices: the training distribution), ``unseen-experts`` (every offer holds at least one
+held-out expert) and ``unseen-pricing`` (training experts at the DeepInfra-style schedule, held out from training).
+
+Playing: per task, always-e for each offered expert e (``expert:<e>``) and the cheapest-first cascade. Every rule
+that picks one expert at reset from stated properties (most-accurate, cheapest, fastest, random-offered, the text
+router, the label-reading oracle router, the kind oracle) plays exactly that always-e episode (same reset seed, so
+the same simulated draws), so it is read off those episodes instead of replayed.
+
+Scores: the group form of the paper's Sec. 3.2 reward (`orchestra_gym.rewards.reference_group_scores`), the group
+being the episode and the most-accurate, cheapest and fastest rules' episodes on the same task: normalisation per
+offered set, so the dearest expert of the pool does not set the cost range of tasks that do not offer it (the
+earlier failure: one dear expert in every group squeezed every other cost to ~1 and capped the ceiling).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+import orchestra_gym  # noqa: F401  (registers the ids)
+from orchestra_gym.agents import CascadeAgent, ExpertAgent
+from orchestra_gym.agents.rules import StatedRuleAgent, TextRouterAgent, expected_utility, fit_text_router, request_text
+from orchestra_gym.evaluation import EpisodeResult, hull_gap, summarize
+from orchestra_gym.rewards import reference_group_scores
+from orchestra_gym.tools.pools import get_pool
+
+ENV_ID = "ToolOrchestra-ToolScale-v0"
+BASE_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1,
+               "max_turns": 6}
+TOOLS = ["call_expert"]
+OFFER_SIZE = (4, 5)
+OFFER_SEED = 34
+EVAL_TASK_BASE = 2**31  # orchestra_jax.train.held_out_tasks
+ROUTER_SEED = 1_000_000  # training requests of the text router
+SETTINGS = {
+    "default": {"held_out_experts": "exclude", "pricing_schedules": ["paper", "random"]},
+    "unseen-experts": {"held_out_experts": "only", "pricing_schedules": ["paper", "random"]},
+    "unseen-pricing": {"held_out_experts": "exclude", "pricing_schedules": ["deepinfra"]},
+}
+DEFAULT_PREFERENCE = {"outcome": 1.0, "cost": 0.5, "latency": 0.0}  # the tiny-toolscale preset's
+HELD_OUT_PREFERENCES = {  # the tiny-toolscale preset's eval_preferences
+    "accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
+    "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
+    "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
+}
+FIXED_RULES = ("most-accurate", "cheapest", "fastest", "cascade", "random-offered")
+REFERENCE_RULES = ("most-accurate", "cheapest", "fastest")
+
+
+def env_kwargs(pool: str, setting: str, schedules: "Sequence[str] | None" = None) -> dict[str, Any]:
+    """``gym.make`` kwargs of a pool setting (`SETTINGS`; `schedules` overrides its pricing schedules)."""
+    s = dict(SETTINGS[setting])
+    if schedules:
+        s["pricing_schedules"] = list(schedules)
+    return {**BASE_KWARGS, "expert_pool": pool, "offer_size": list(OFFER_SIZE), **s}
+
+
+def offers(pool: str, kwargs: dict[str, Any], n: int) -> list[tuple[list[str], str]]:
+    """The held-out tasks' fixed (offered experts, schedule) pairs: drawn from the setting's distribution with
+    ``default_rng((OFFER_SEED, i))``; a ``random`` schedule becomes ``random:<seed>``."""
+    p = get_pool(pool)
+    names = list(kwargs["pricing_schedules"])
+    out = []
+    for i in range(n):
+        rng = np.random.default_rng((OFFER_SEED, i))
+        experts = p.sample_offer(rng, kwargs["offer_size"], kwargs["held_out_experts"])
+        sched = names[int(rng.integers(len(names)))]
+        out.append((experts, f"random:{int(rng.integers(0, 2**31 - 1))}" if sched == "random" else sched))
+    return out
+
+
+def play(env: gym.Env, agent: Any, task_id: Any, seed: int, options: dict[str, Any]) -> tuple[EpisodeResult, str]:
+    """One episode; returns it and the user's opening request text."""
+    obs, info = env.reset(seed=seed, options={**options, "task_id": task_id})
+    text = request_text(info)
+    agent.reset(env, obs, info)
+    steps, done = 0, False
+    while not done:
+        obs, _, term, trunc, info = env.step(agent.act(obs, info))
+        steps, done = steps + 1, term or trunc
+    return EpisodeResult(task_id, 0, seed, info, steps), text
+
+
+def play_setting(pool: str, setting: str, episodes: int, preference: dict[str, Any],
+                 schedules: "Sequence[str] | None" = None) -> dict[str, Any]:
+    """Play always-e for every offered expert and the cascade on `episodes` held-out tasks of a setting.
+
+    Returns {"tasks": [task ids], "offers": [(experts, schedule)], "always": [{expert: EpisodeResult}],
+    "cascade": [EpisodeResult], "texts": [opening request], "kinds": [label, for the oracles only],
+    "env": the env (offered experts' stated properties)}."""
+    kwargs = env_kwargs(pool, setting, schedules)
+    env = gym.make(ENV_ID, **kwargs, preference=preference)
+    tasks = [EVAL_TASK_BASE + i for i in range(episodes)]
+    out: dict[str, Any] = {"tasks": tasks, "offers": offers(pool, kwargs, episodes), "always": [], "cascade": [],
+                           "texts": [], "kinds": [], "kwargs": kwargs, "env": env}
+    for i, (t, (experts, sched)) in enumerate(zip(tasks, out["offers"])):
+        opts = {"tools": TOOLS, "experts": experts, "pricing": sched, "preference": preference}
+        row = {}
+        for e in experts:
+            row[e], text = play(env, ExpertAgent(e), t, i, opts)
+        out["always"].append(row)
+        out["texts"].append(text)
+        out["kinds"].append(str(row[experts[0]].info["task_category"]))
+        out["cascade"].append(play(env, CascadeAgent(), t, i, opts)[0])
+    return out
+
+
+def _reset_for(played: dict[str, Any], i: int) -> tuple[Any, dict[str, Any]]:
+    """The env reset on task i's offer (for rules reading the offered experts' stated properties)."""
+    env = played["env"]
+    experts, sched = played["offers"][i]
+    obs, info = env.reset(seed=i, options={"tools": TOOLS, "experts": experts, "pricing": sched,
+                                           "task_id": played["tasks"][i]})
+    return env, info
+
+
+def choices(played: dict[str, Any], agent_factory: Any) -> list[str]:
+    """The expert a reset-time rule picks on each task (`agent_factory(i)` -> agent with ``.expert`` after reset)."""
+    picks = []
+    for i in range(len(played["tasks"])):
+        env, info = _reset_for(played, i)
+        a = agent_factory(i)
+        a.reset(env, "", info)
+        picks.append(a.expert)
+    return picks
+
+
+def rule_picks(played: dict[str, Any]) -> dict[str, list[str]]:
+    """Picks of the stated-property rules (random-offered seeded per task index)."""
+    return {r: choices(played, lambda i, r=r: StatedRuleAgent(r, seed=i)) for r in FIXED_RULES if r != "cascade"}
+
+
+def fit_router(pool: str, setting: str, n: int = 300) -> Any:
+    """The text router's classifier fitted on `n` training requests (env-drawn tasks, seeds from ROUTER_SEED)."""
+    env = gym.make(ENV_ID, **env_kwargs(pool, setting))
+    texts, kinds = [], []
+    for s in range(n):
+        _, info = env.reset(seed=ROUTER_SEED + s, options={"tools": TOOLS})
+        texts.append(request_text(info))
+        kinds.append(str(env.unwrapped.task.category))
+    return fit_text_router(texts, kinds, seed=0)
+
+
+def episodes_of(played: dict[str, Any], picks: Sequence[str]) -> list[EpisodeResult]:
+    return [played["always"][i][e] for i, e in enumerate(picks)]
+
+
+def references(played: dict[str, Any], picks: dict[str, list[str]]) -> list[list[EpisodeResult]]:
+    return [episodes_of(played, picks[r]) for r in REFERENCE_RULES]
+
+
+def per_task_scores(results: Sequence[EpisodeResult], refs: Sequence[Sequence[EpisodeResult]],
+                    preference: dict[str, Any]) -> np.ndarray:
+    """Group-form preference reward per task (float64 [N]) in the group of the reference rules' episodes."""
+    from orchestra_gym.rewards import RewardLayout
+
+    layout = RewardLayout.from_names(results[0].info["reward_vector_names"])
+    v = np.stack([np.asarray(r.info["reward_vector"], np.float64) for r in results])
+    s = np.array([bool(r.solved) for r in results])
+    rv = np.stack([[np.asarray(r.info["reward_vector"], np.float64) for r in ref] for ref in refs])
+    rs = np.array([[bool(r.solved) for r in ref] for ref in refs])
+    return reference_group_scores(v, s, rv, rs, layout.preference_weights(preference))
+
+
+def kind_oracle_picks(played: dict[str, Any], refs: Sequence[Sequence[EpisodeResult]], preference: dict[str, Any]
+                      ) -> list[str]:
+    """In-sample kind oracle: per request kind (label) and expert, the mean score of always-e on the tasks of
+    that kind where e was offered; each task gets its offered expert of the best such mean."""
+    n = len(played["tasks"])
+    per_expert: dict[str, np.ndarray] = {}
+    for e in get_pool(played["kwargs"]["expert_pool"]).names:
+        idx = [i for i in range(n) if e in played["always"][i]]
+        if idx:
+            sc = per_task_scores([played["always"][i][e] for i in idx], [[ref[i] for i in idx] for ref in refs],
+                                 preference)
+            per_expert[e] = np.full(n, np.nan)
+            per_expert[e][idx] = sc
+    table: dict[tuple[str, str], float] = {}
+    for e, sc in per_expert.items():
+        for k in set(played["kinds"]):
+            vals = [sc[i] for i in range(n) if played["kinds"][i] == k and not math.isnan(sc[i])]
+            if vals:
+                table[(k, e)] = float(np.mean(vals))
+    return [max(sorted(played["always"][i]), key=lambda e: table.get((played["kinds"][i], e), -1.0))
+            for i in range(n)]
+
+
+def router_picks(played: dict[str, Any], classifier: Any, preference: dict[str, Any]) -> list[str]:
+    return choices(played, lambda i: TextRouterAgent(classifier, preference))
+
+
+class _KindLabel:
+    """A stand-in classifier that returns the task's true kind (the label-reading oracle router)."""
+
+    def __init__(self, kinds: Sequence[str]):
+        self.kinds, self.i = list(kinds), -1
+
+    def predict(self, texts: Sequence[str]) -> list[str]:
+        self.i += 1
+        return [self.kinds[self.i]]
+
+
+def oracle_router_picks(played: dict[str, Any], preference: dict[str, Any]) -> list[str]:
+    """The label-reading router: the text router's choice rule given the task's true kind (its upper bound)."""
+    label = _KindLabel(played["kinds"])
+    return choices(played, lambda i: TextRouterAgent(label, preference))
+
+
+def row(results: Sequence[EpisodeResult]) -> dict[str, float]:
+    s = summarize(list(results))
+    return {"success": float(s["success_rate"]), "cost_c": 100.0 * float(s["mean_cost_usd"]),
+            "latency_s": float(s["mean_latency_s"])}
+
+
+def with_hull(r: dict[str, float], fixed: dict[str, dict[str, float]]) -> dict[str, Any]:
+    pts = [(f["cost_c"], f["success"]) for f in fixed.values()]
+    return {**r, "hull_gap": hull_gap(r["success"], r["cost_c"], pts),
+            "dominated_by": [n for n, f in fixed.items() if f["success"] > r["success"] and f["cost_c"] < r["cost_c"]]}
+
+
+def paired(mine: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error (sample sd / sqrt n) of the paired differences."""
+    d = np.asarray(mine) - np.asarray(theirs)
+    return float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
+
+
+def headroom(played: dict[str, Any], preferences: dict[str, dict[str, Any]], default: str = "default"
+             ) -> dict[str, Any]:
+    """The ceiling of the adherence check for the held-out preferences (every key but `default`) in a setting.
+
+    Per preference P: the kind oracle fitted to P (`kind_oracle_picks`) scored under P, its margin over the best
+    fixed rule under P and over the kind oracles fitted to every other preference (the default's included),
+    each with its paired standard error over the tasks. The ceiling is the smallest margin over all held-out P:
+    the most by which any routing by request kind could pass the whole check in this setting.
+
+    Returns {"rules": {rule: row}, "per_preference": {P: {...}}, "ceiling": float, "binding": {...}}."""
+    picks = rule_picks(played)
+    refs = references(played, picks)
+    fixed_eps = {r: episodes_of(played, picks[r]) for r in picks}
+    fixed_eps["cascade"] = played["cascade"]
+    oracle = {p: kind_oracle_picks(played, refs, pref) for p, pref in preferences.items()}
+    out: dict[str, Any] = {"rules": {r: row(e) for r, e in fixed_eps.items()}, "per_preference": {}}
+    worst = None
+    for p, pref in preferences.items():
+        own = per_task_scores(episodes_of(played, oracle[p]), refs, pref)
+        fixed = {r: per_task_scores(e, refs, pref) for r, e in fixed_eps.items()}
+        best = max(fixed, key=lambda r: fixed[r].mean())
+        rivals = {best: fixed[best], **{q: per_task_scores(episodes_of(played, oracle[q]), refs, pref)
+                                        for q in preferences if q != p}}
+        margins = {q: paired(own, v) for q, v in rivals.items()}
+        out["per_preference"][p] = {"kind_oracle": float(own.mean()), "kind_oracle_row": row(episodes_of(played, oracle[p])),
+                                    "best_fixed": best, "best_fixed_score": float(fixed[best].mean()),
+                                    "fixed_scores": {r: float(v.mean()) for r, v in fixed.items()},
+                                    "margins": {q: {"margin": m, "se": se} for q, (m, se) in margins.items()}}
+        if p != default:
+            q = min(margins, key=lambda q: margins[q][0])
+            if worst is None or margins[q][0] < worst[2]:
+                worst = (p, q, margins[q][0], margins[q][1])
+    if worst is not None:
+        out["ceiling"] = worst[2]
+        out["binding"] = {"preference": worst[0], "against": worst[1], "margin": worst[2], "se": worst[3]}
+    return out
+
+
+def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint: Any = None) -> dict[str, Any]:
+    """`bench_orchestration.py --pool`'s contract: per setting the routers' and fixed rules' rows (hull gap
+    against the setting's fixed rules), the policy row (None: no checkpoint, or one not trained over a pool:
+    issue 34 item 4 is not built), and the adherence block per preference for the text router (the policy's
+    when there is one) with the kind-oracle ceiling of each setting."""
+    prefs = {"default": DEFAULT_PREFERENCE, **HELD_OUT_PREFERENCES}
+    clf = fit_router(pool, "default", router_tasks)
+    out: dict[str, Any] = {"pool": pool, "episodes": episodes, "settings": {}, "adherence": {}, "headroom": {},
+                           "policy_note": None if checkpoint is None else
+                           "policy rows need a run trained over an expert pool (issue 34 item 4, not built): null"}
+    for name in SETTINGS:
+        played = play_setting(pool, name, episodes, DEFAULT_PREFERENCE)
+        picks = rule_picks(played)
+        refs = references(played, picks)
+        fixed = {r: row(episodes_of(played, picks[r])) for r in picks}
+        fixed["cascade"] = row(played["cascade"])
+        text = episodes_of(played, router_picks(played, clf, DEFAULT_PREFERENCE))
+        orc = episodes_of(played, oracle_router_picks(played, DEFAULT_PREFERENCE))
+        s = {"policy": None, "text_router": with_hull(row(text), fixed), "oracle_router": with_hull(row(orc), fixed),
+             **{r: {"success": v["success"], "cost_c": v["cost_c"], "latency_s": v["latency_s"]} for r, v in fixed.items()}}
+        kinds_pred = clf.predict(played["texts"])
+        s["text_router"]["kind_accuracy"] = float(np.mean([a == b for a, b in zip(kinds_pred, played["kinds"])]))
+        out["settings"][name] = s
+        h = headroom(played, prefs)
+        out["headroom"][name] = {"ceiling": h.get("ceiling"), "binding": h.get("binding"),
+                                 "kind_oracle": {p: v["kind_oracle_row"] for p, v in h["per_preference"].items()}}
+        if name == "default":  # adherence of the text router run under each preference (the policy's: item 4)
+            runs = {p: episodes_of(played, router_picks(played, clf, pref)) for p, pref in prefs.items()}
+            fixed_eps = {r: episodes_of(played, picks[r]) for r in picks}
+            fixed_eps["cascade"] = played["cascade"]
+            for p, pref in prefs.items():
+                if p == "default":
+                    continue
+                own = per_task_scores(runs[p], refs, pref)
+                rivals = {**{q: per_task_scores(runs[q], refs, pref) for q in prefs if q != p},
+                          **{r: per_task_scores(e, refs, pref) for r, e in fixed_eps.items()}}
+                m = {q: paired(own, v) for q, v in rivals.items()}
+                q = min(m, key=lambda q: m[q][0] - 2 * m[q][1])
+                out["adherence"][p] = {"subject": "text_router", "passed": bool(m[q][0] > 2 * m[q][1]),
+                                       "margin": m[q][0], "stderr": m[q][1], "against": q,
+                                       **{k: v for k, v in row(runs[p]).items()}}
+    return out
+
+
+def markdown(m: dict[str, Any]) -> str:
+    """The contract as Markdown tables."""
+    lines = [f"Pool `{m['pool']}`, {m['episodes']} held-out tasks per setting.", "",
+             "| setting | agent | success | cost ¢/task | latency s/task | hull gap (points) | dominated by |",
+             "|---|---|---|---|---|---|---|"]
+    for name, s in m["settings"].items():
+        for agent, r in s.items():
+            if r is None:
+                lines.append(f"| {name} | {agent} | - | - | - | - | (no checkpoint) |")
+                continue
+            gap = f"{100 * r['hull_gap']:+.1f}" if "hull_gap" in r else ""
+            dom = ", ".join(r.get("dominated_by", [])) or ("-" if "hull_gap" in r else "")
+            lines.append(f"| {name} | {agent} | {r['success']:.3f} | {r['cost_c']:.3f} | {r['latency_s']:.1f} | "
+                         f"{gap} | {dom} |")
+    lines += ["", "Kind-oracle ceiling of the adherence check per setting (held-out preferences accuracy / cost / "
+              "latency first): " + "; ".join(
+                  f"{n} {h['ceiling']:+.3f} (set by {h['binding']['preference']} against {h['binding']['against']}, "
+                  f"s.e. {h['binding']['se']:.3f})" for n, h in m["headroom"].items()), "",
+              "| preference (text router run under it) | success | cost ¢ | latency s | binding rival | margin | s.e. "
+              "| passed (margin > 2 s.e.) |", "|---|---|---|---|---|---|---|---|"]
+    for p, a in m["adherence"].items():
+        lines.append(f"| {p} | {a['success']:.3f} | {a['cost_c']:.3f} | {a['latency_s']:.1f} | {a['against']} | "
+                     f"{a['margin']:+.3f} | {a['stderr']:.3f} | {a['passed']} |")
+    return "\n".join(lines) + "\n"

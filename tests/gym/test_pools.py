@@ -1,0 +1,195 @@
+"""Expert pools, pricing schedules, preference text and the baselines that read stated properties (issue 34)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import orchestra_gym  # noqa: F401
+from orchestra_gym import pricing
+from orchestra_gym.agents import make_agent
+from orchestra_gym.agents.rules import StatedRuleAgent, TextRouterAgent, expected_utility, fit_text_router, request_text
+from orchestra_gym.preference_text import instruction, instruction_set
+from orchestra_gym.tools.pools import KINDS, POOLS, get_pool
+
+ENV = "ToolOrchestra-ToolScale-v0"
+POOL_KW = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1,
+           "max_turns": 6, "expert_pool": "specialists", "offer_size": [3, 4], "pricing_schedules": ["paper", "random"]}
+OPTS = {"tools": ["call_expert"]}
+
+
+def _env(**kw):
+    return gym.make(ENV, **{**POOL_KW, **kw})
+
+
+def test_pool_has_specialists_and_held_out_experts():
+    pool = get_pool("specialists")
+    assert len(pool.train_names) == 6 and pool.held_out_names == ("coder-32b", "math-7b")
+    by = pool.by_name()
+    assert by["qwen2.5-math"].stated_accuracy("compute") == 0.99 and by["qwen2.5-math"].stated_accuracy("lookup") == 0.55
+    # price and latency rank differently: the cheapest (qwen3-8b) is the slowest but gpt-5, the fastest is not the cheapest
+    lat = {n: e.typical_latency_s() for n, e in by.items() if n in pool.train_names}
+    price = {n: sum(vars(pricing.PAPER.price(by[n].model_id)).values()) for n in lat}
+    assert min(price, key=price.get) == "qwen3-8b" and max(lat, key=lat.get) == "qwen3-8b"
+    assert min(lat, key=lat.get) == "llama-3.3-70b" and price["llama-3.3-70b"] > price["qwen3-8b"]
+    with pytest.raises(KeyError, match="known"):
+        get_pool("nope")
+
+
+def test_offer_sampling_is_deterministic_per_seed():
+    env = _env()
+    a = [env.reset(seed=s, options=OPTS)[1] for s in range(5)]
+    b = [env.reset(seed=s, options=OPTS)[1] for s in range(5)]
+    assert [i["offered_experts"] for i in a] == [i["offered_experts"] for i in b]
+    assert [i["offered_prices"] for i in a] == [i["offered_prices"] for i in b]
+    assert [i["pricing_schedule"] for i in a] == [i["pricing_schedule"] for i in b]
+    assert len({tuple(i["offered_experts"]) for i in a}) > 1
+    assert all(3 <= len(i["offered_experts"]) <= 4 for i in a)
+    assert {i["pricing_schedule"] for i in a} <= {"paper", "random"}
+
+
+def test_reset_options_fix_experts_and_pricing_and_prompt_lists_them():
+    env = _env()
+    obs, info = env.reset(seed=3, options={**OPTS, "experts": ["qwen2.5-math", "gpt-5"], "pricing": "deepinfra"})
+    assert info["offered_experts"] == ["qwen2.5-math", "gpt-5"] and info["pricing_schedule"] == "deepinfra"
+    assert info["offered_prices"]["qwen2.5-math"] == {"input_per_m": 0.12, "output_per_m": 0.39}
+    assert "qwen2.5-math: A math specialist" in obs and "$0.12/1M input tokens" in obs and "compute 99%" in obs
+    assert "gpt-5: A strong generalist" in obs and "llama-3.3-70b" not in obs
+    enum = info["tools"][0]["function"]["parameters"]["properties"]["expert"]["enum"]
+    assert enum == ["qwen2.5-math", "gpt-5"]
+    # an expert not offered is an error observation, not an exception
+    _, _, _, _, step = env.step('<tool_call>{"name": "call_expert", "arguments": {"expert": "qwen3-8b"}}</tool_call>')
+    assert "needs 'expert' to be one of ['qwen2.5-math', 'gpt-5']" in step["new_messages"][-1]["content"]
+    # the reward vector counts every expert of the pool (K fixed across offers)
+    assert len(env.unwrapped.reward_layout.tools) == 8
+    with pytest.raises(ValueError, match="distinct names of pool"):
+        env.reset(seed=0, options={**OPTS, "experts": ["nobody"]})
+    with pytest.raises(ValueError, match="needs an env built with expert_pool"):
+        gym.make(ENV).reset(seed=0, options={"experts": ["expert-1"]})
+    with pytest.raises(ValueError, match="need expert_pool"):
+        gym.make(ENV, offer_size=3)
+
+
+def test_held_out_experts_never_offered_in_train_mode_and_always_in_only_mode():
+    train, only = _env(), _env(held_out_experts="only")
+    held = set(get_pool("specialists").held_out_names)
+    for s in range(150):
+        assert not held & set(train.reset(seed=s, options=OPTS)[1]["offered_experts"])
+        assert held & set(only.reset(seed=s, options=OPTS)[1]["offered_experts"])
+
+
+def test_simulated_accuracy_follows_profile():
+    math = get_pool("specialists").by_name()["qwen2.5-math"]
+    hits = {k: sum(math.respond(f"req {i}", 1, lambda r: 0, category=k, difficulty="hard", seed=7).correct
+                   for i in range(2000)) for k in ("compute", "lookup")}
+    assert hits == {"compute": 1980, "lookup": 1042}  # seeded: p 0.99 and 0.55 over 2000 draws
+    assert abs(hits["compute"] / 2000 - 0.99) < 3 * np.sqrt(0.99 * 0.01 / 2000)
+    assert abs(hits["lookup"] / 2000 - 0.55) < 3 * np.sqrt(0.55 * 0.45 / 2000)
+
+
+def test_stated_rules_pick_by_stated_properties():
+    env = _env()
+    obs, info = env.reset(seed=1, options={**OPTS, "experts": ["gpt-5", "qwen3-8b", "llama-3.3-70b"], "pricing": "paper"})
+    picks = {}
+    for rule in ("most-accurate", "cheapest", "fastest"):
+        a = make_agent(rule)
+        a.reset(env, obs, info)
+        picks[rule] = a.expert
+    assert picks == {"most-accurate": "gpt-5", "cheapest": "qwen3-8b", "fastest": "llama-3.3-70b"}
+    r = StatedRuleAgent("random-offered", seed=0)
+    r.reset(env, obs, info)
+    assert r.expert in info["offered_experts"]
+    u = expected_utility([0.97, 0.81], [11.25, 0.4], [18.0, 21.0], {"outcome": 1.0, "cost": 1.0}, steps=3)
+    np.testing.assert_allclose(u, [0.97 ** 3, 0.81 ** 3 * 2.0])
+
+
+def test_text_router_beats_random_on_kind_and_routes_by_it():
+    env = _env()
+    texts, kinds = [], []
+    for s in range(120):
+        _, info = env.reset(seed=10_000 + s, options=OPTS)
+        texts.append(request_text(info))
+        kinds.append(env.unwrapped.task.category)
+    clf = fit_text_router(texts[:60], kinds[:60])
+    acc = float(np.mean(clf.predict(texts[60:]) == np.array(kinds[60:])))
+    assert acc > 0.9 > 1 / len(KINDS)
+    obs, info = env.reset(seed=5, options={**OPTS, "task_id": "railway-3", "experts": ["qwen2.5-math", "gpt-5-mini"]})
+    router = TextRouterAgent(clf, {"outcome": 1.0, "cost": 0.0})
+    router.reset(env, obs, info)
+    assert router.kind == env.unwrapped.task.category
+    best = "qwen2.5-math" if router.kind == "compute" else "gpt-5-mini"
+    assert router.expert == best
+    with pytest.raises(ValueError, match=">= 2 kinds"):
+        fit_text_router(["a"], ["x"])
+
+
+def test_preference_text_is_seeded_split_and_numberless():
+    pref = {"outcome": 1.0, "cost": 1.0, "latency": 0.0}
+    a = instruction(pref, np.random.default_rng(0))
+    assert a == instruction(pref, np.random.default_rng(0)) and not re.search(r"\d", a)
+    train, held = set(instruction_set(pref, "train")), set(instruction_set(pref, "eval"))
+    assert train and held and not train & held and a in train
+    assert instruction(pref, np.random.default_rng(1), "eval") in held
+    env = _env(preference_form="text", preference_split="eval", preference=pref)
+    obs, _ = env.reset(seed=0, options=OPTS)
+    line = obs.split("### user")[0].strip().splitlines()[-1]
+    assert line in held
+    with pytest.raises(ValueError, match="preference_form"):
+        gym.make(ENV, preference_form="words")
+
+
+def test_deepinfra_and_random_schedules():
+    assert pricing.get_schedule("deepinfra").price("Qwen/Qwen3-32B") == pricing.ModelPrice(0.10, 0.30)
+    assert pricing.get_schedule("deepinfra").price("gpt-5") == pricing.PAPER.price("gpt-5")
+    p = POOLS["specialists"]
+    r1 = p.resolve_schedule("random:5", np.random.default_rng(0))
+    assert r1 == pricing.random_schedule(5) and r1 != pricing.PAPER
+
+
+def _digest() -> str:
+    """Seeded default-env rollouts (the bare default and the tiny-toolscale preset's setting)."""
+    h = hashlib.sha256()
+    for kw, opts in [({}, {}), ({"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn",
+                                 "max_errors": 1, "max_turns": 6}, {"tools": ["call_expert"]}), ({"pricing": 3}, {})]:
+        env = gym.make(ENV, **kw)
+        for name in ["expert-1", "expert-3", "cascade", "delegating", "random"]:
+            for s in range(6):
+                agent = make_agent(name, seed=s)
+                obs, info = env.reset(seed=s, options=opts)
+                agent.reset(env, obs, info)
+                h.update(obs.encode())
+                done = False
+                while not done:
+                    obs, _, term, trunc, info = env.step(agent.act(obs, info))
+                    done = term or trunc
+                    h.update(obs.encode())
+                    h.update(json.dumps({k: v for k, v in info.items() if k != "reward_vector"}, sort_keys=True,
+                                        default=str).encode())
+                    h.update(repr(info.get("reward_vector")).encode())
+    return h.hexdigest()
+
+
+def test_default_env_unchanged():
+    # the digest of these rollouts on main before expert pools (commit e505942)
+    assert _digest() == "20063b05e0e84be55386c0759f2ff18935bbe447b7b375f0bdf79dba6ba704db"
+
+
+def test_a_reset_time_rule_plays_the_always_expert_episode():
+    """The pool benches read rules off always-e episodes: playing the rule gives the same episode."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import pool_bench as pb
+
+    env = gym.make(pb.ENV_ID, **pb.env_kwargs("specialists", "default"))
+    opts = {"tools": pb.TOOLS, "experts": ["qwen3-8b", "gpt-5", "llama-3.3-70b"], "pricing": "random:9"}
+    rule, _ = pb.play(env, make_agent("cheapest"), 2**31 + 4, 4, opts)
+    always, _ = pb.play(env, make_agent("expert:qwen3-8b"), 2**31 + 4, 4, opts)
+    assert rule.info["reward_vector"].tolist() == always.info["reward_vector"].tolist()
+    assert rule.info["tool_calls"] == always.info["tool_calls"] and rule.info["tool_calls"]["qwen3-8b"] >= 1
