@@ -55,3 +55,12 @@ def append_section(title: str, cmd: str, body: str, results: Path = RESULTS) -> 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     with open(results, "a", encoding="utf-8") as f:
         f.write(f"\n## {title}\n\nCommand: `{cmd}`  \nMachine: {machine()}  \nDate: {now}\n\n{body}\n")
+
+
+def report(text: str, *, record: bool, title: str, script: str, argv: "list[str] | None",
+           env_vars: tuple[str, ...] = (), note: str = "") -> None:
+    """Print a bench's markdown `text`; when `record`, append it (and `note`, e.g. the machine's load)
+    as section `title` with the command of `script` + `argv` (`command`, `append_section`)."""
+    print(text)
+    if record:
+        append_section(title, command(script, argv, env_vars), text + (f"\n\n{note}" if note else ""))

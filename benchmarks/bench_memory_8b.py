@@ -77,7 +77,7 @@ def table(out: dict) -> str:
              f"train micro-batch 1 row/device x {out['seq']} tokens, decode {out['decode_rows']} rows x "
              f"{out['cache_len']} tokens. GB = 1e9 bytes per device.", "",
              "| layout | params | AdamW | ref | train peak remat | temp remat | train peak no remat | temp no remat "
-             "| KV 128x8k | decode peak | fits H100 80 (remat / no) | fits H200 141 (remat / no) "
+             f"| KV {out['decode_rows']}x{out['cache_len']} | decode peak | fits H100 80 (remat / no) | fits H200 141 (remat / no) "
              "| max rollout rows H100 / H200 |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in out["layouts"]:
@@ -104,17 +104,12 @@ def main(argv=None) -> None:
     p.add_argument("--record", action="store_true")
     args = p.parse_args(argv)
     out = run(args)
-    text = table(out)
-    print(text)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=1))
-    if args.record:
-        from _record import append_section, command
-        append_section("8B memory plan (issue 36)",
-                       command("bench_memory_8b.py", argv, ("XLA_FLAGS",)),
-                       text + "\n\nThe 2-core machine is shared with other agents (compile times are loaded, "
-                       "not asserted); bytes come from XLA's CPU buffer assignment on 8 fake devices.")
-
+    from _record import report
+    report(table(out), record=args.record, title="8B memory plan (issue 36)", script="bench_memory_8b.py", argv=argv,
+           env_vars=("XLA_FLAGS",), note="The 2-core machine is shared with other agents (compile times are loaded, "
+           "not asserted); bytes come from XLA's CPU buffer assignment on 8 fake devices.")
 
 if __name__ == "__main__":
     main()

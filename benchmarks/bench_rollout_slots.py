@@ -140,17 +140,13 @@ def main(argv=None) -> None:
     p.add_argument("--record", action="store_true")
     args = p.parse_args(argv)
     out = run(args)
-    text = table(out)
-    print(text)
-    print(json.dumps({k: v for k, v in out.items() if k != "turns"}))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
-    if args.record:
-        from _record import append_section, command
-        append_section("Rollout slots, lockstep (issue 36, before)", command("bench_rollout_slots.py", argv),
-                       text + "\n\nThe 2-core machine (AMD EPYC) is shared with other agents: seconds are loaded; "
-                       "the row-decode-step counts do not depend on the load.")
-
+    from _record import report
+    report(table(out), record=args.record, title="Rollout slots, lockstep (issue 36, before)",
+           script="bench_rollout_slots.py", argv=argv, note="The 2-core machine (AMD EPYC) is shared with other "
+           "agents: seconds are loaded; the row-decode-step counts do not depend on the load.")
+    print(json.dumps({k: v for k, v in out.items() if k != "turns"}))
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@ are downloaded, and the parameters are created on the devices by one jitted init
 devices), so an 8B model never passes through host memory. Then:
 
 decode  For each batch B in `--batches` (default 1,32,128): `orchestra_jax.sampler.Sampler.prefill` of B
-        random prompts of `--prompt` tokens, one warm-up `generate` of `--chunk` tokens (compiles), then a
+        random prompts of `--prompt` tokens, two warm-up `generate` calls of 2 x `--chunk` tokens (compiles), then a
         timed `generate` of `--steps` tokens per row (temperature 1, no EOS ids so every row runs all
         steps; the sampler's host loop is inside the time). tokens_per_s = B x steps / seconds.
         The bound: one decode step reads every weight once and the whole attended KV window of every
@@ -109,7 +109,7 @@ def bench_decode(config, graphdef, params, mesh, batches, prompt: int, steps: in
     from orchestra_jax.sampler import Sampler, bucket
 
     model = nnx.merge(graphdef, params)
-    cache_len = bucket(prompt) + chunk + steps
+    cache_len = bucket(prompt) + 4 * chunk + steps
     rng = np.random.default_rng(0)
     out = []
     for b in batches:
@@ -117,10 +117,13 @@ def bench_decode(config, graphdef, params, mesh, batches, prompt: int, steps: in
                           mesh=mesh if mesh.size > 1 else None)
         prompts = rng.integers(1, config.vocab_size, size=(b, prompt)).tolist()
         state = sampler.prefill(prompts)
-        state, _ = sampler.generate(state, max_new_tokens=chunk, temperature=1.0, rng=1)  # compile
+        # compiles: a call of two chunks compiles the decode loop for fresh inputs and for the previous
+        # chunk's outputs (another jit signature); the second call sees the cache as generate leaves it
+        for warm in (1, 2):
+            state, _ = sampler.generate(state, max_new_tokens=2 * chunk, temperature=1.0, rng=warm)
         jax.block_until_ready(state.next_logits)
         t = time.perf_counter()
-        state, gen = sampler.generate(state, max_new_tokens=steps, temperature=1.0, rng=2)
+        state, gen = sampler.generate(state, max_new_tokens=steps, temperature=1.0, rng=3)
         jax.block_until_ready(state.next_logits)
         sec = time.perf_counter() - t
         n_tok = sum(len(x) for x in gen.tokens)
@@ -130,6 +133,7 @@ def bench_decode(config, graphdef, params, mesh, batches, prompt: int, steps: in
         out.append({"batch": b, "prompt": prompt, "steps": steps, "kv_len": cache_len, "tokens": n_tok,
                     "seconds": round(sec, 4), "tokens_per_s": tps, "bytes_per_step": bytes_step,
                     "bound_tokens_per_s": bound, "fraction_of_bound": None if bound is None else tps / bound})
+        print(f"bench_device: decode batch {b}: {tps:.1f} tokens/s", file=sys.stderr, flush=True)
         del state, sampler
     return out
 
@@ -187,8 +191,9 @@ def bench_train(config, mesh, seq: int, n_steps: int, peak: float | None, limit:
             batch = {k: jax.device_put(v, NamedSharding(mesh, P(None, *sh.batch_sharding(mesh, v.shape[1:]).spec)))
                      for k, v in batch.items()}  # [M=1, rows, ...]: rows over (data, fsdp) where they divide
             with mesh:
-                state, m = step(state, batch)  # compile + first step
-                jax.block_until_ready(m["loss"])
+                for _ in range(2):  # compiles; the second call sees the state as the step leaves it (its shardings)
+                    state, m = step(state, batch)
+                    jax.block_until_ready(m["loss"])
                 times = []
                 for _ in range(n_steps):
                     t = time.perf_counter()
@@ -204,6 +209,7 @@ def bench_train(config, mesh, seq: int, n_steps: int, peak: float | None, limit:
             layers, retries = max(1, layers * 2 // 3), retries + 1
     sec = statistics.median(times)
     flops = train_flops(cfg, seq, rows)
+    print(f"bench_device: train step {layers} layers x {seq} tokens: {sec:.3f} s", file=sys.stderr, flush=True)
     del state
     return {"layers": layers, "full_layers": config.num_layers, "rows": rows, "seq": seq, "tokens": rows * seq,
             "step_s": sec, "flops_per_step": flops, "flops_per_s": flops / sec,
@@ -219,7 +225,7 @@ def main(argv=None) -> dict:
     p.add_argument("--steps", type=int, default=128, help="timed decode tokens per row")
     p.add_argument("--chunk", type=int, default=32, help="sampler decode steps per compiled call")
     p.add_argument("--seq", type=int, default=4096, help="train-step tokens (one row)")
-    p.add_argument("--train-steps", type=int, default=3, help="timed train steps after the compile step")
+    p.add_argument("--train-steps", type=int, default=3, help="timed train steps after the two warm-up steps")
     p.add_argument("--no-train", action="store_true")
     p.add_argument("--bandwidth-bytes", type=int, default=1 << 28,
                    help="array size for the measured bandwidth (devices not in the table)")

@@ -47,7 +47,7 @@ def test_decode_rows_and_hbm_bound(result):
     assert [d["batch"] for d in result["decode"]] == [1, 2]
     for d in result["decode"]:
         assert d["tokens"] == d["batch"] * d["steps"] == d["batch"] * 8  # no EOS: every row runs every step
-        assert d["kv_len"] == 16 + 4 + 8  # bucketed prompt + warm-up chunk + timed steps
+        assert d["kv_len"] == 16 + 4 * 4 + 8  # bucketed prompt + two warm-up calls of 2 chunks + timed steps
         assert d["bytes_per_step"] == result["param_bytes"] + d["batch"] * d["kv_len"] * c_kv
         assert d["seconds"] > 0 and d["tokens_per_s"] > 0
         assert d["bound_tokens_per_s"] == pytest.approx(d["batch"] * result["bandwidth_Bps"] / d["bytes_per_step"])
