@@ -189,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(benchmarks/pool_bench.py's setting; held-out set: accuracy / cost / latency first)")
     p.add_argument("--schedule", default=None, help="with --pool: comma-separated pricing schedules (paper, "
                    "deepinfra, random; default paper,random)")
+    p.add_argument("--preferences", default=None, help="with --pool: JSON {name: {outcome, cost, latency}} with a "
+                   "'default' key: the default and held-out preferences to measure (default: the preset's)")
     p.add_argument("--setting", default="default", help="with --pool: default, unseen-experts or unseen-pricing")
     args = p.parse_args(argv)
     if args.pool:
@@ -254,9 +256,13 @@ def pool_main(args: Any, argv: "list[str] | None") -> int:
     """``--pool``: the kind oracle against the stated-property rules and the adherence ceiling (pool_bench.headroom)."""
     import pool_bench as pb
 
-    prefs = {"default": pb.DEFAULT_PREFERENCE, **pb.HELD_OUT_PREFERENCES}
+    prefs = json.loads(args.preferences) if args.preferences else {"default": pb.DEFAULT_PREFERENCE,
+                                                                    **pb.HELD_OUT_PREFERENCES}
+    if "default" not in prefs:
+        raise SystemExit(f"--preferences needs a 'default' key (the preference the episodes are played under); "
+                         f"got {sorted(prefs)}")
     schedules = args.schedule.split(",") if args.schedule else None
-    played = pb.play_setting(args.pool, args.setting, args.episodes, pb.DEFAULT_PREFERENCE, schedules)
+    played = pb.play_setting(args.pool, args.setting, args.episodes, prefs["default"], schedules)
     h = pb.headroom(played, prefs)
     lines = [f"Pool {args.pool}, setting {args.setting}, schedules {schedules or pb.SETTINGS[args.setting]['pricing_schedules']}"
              f", offers of {pb.OFFER_SIZE[0]}-{pb.OFFER_SIZE[1]} experts; {args.episodes} held-out tasks", "",
@@ -270,7 +276,7 @@ def pool_main(args: Any, argv: "list[str] | None") -> int:
         lines.append(f"| {p} | {v['kind_oracle']:.3f} | {r['success']:.3f} / {r['cost_c']:.3f} / {r['latency_s']:.1f} | "
                      f"{v['best_fixed']} ({v['best_fixed_score']:.3f}) | {ms} |")
     b = h["binding"]
-    lines += ["", f"Ceiling for the held-out set (accuracy first / cost first / latency first): {h['ceiling']:+.3f} "
+    lines += ["", f"Ceiling for the held-out set ({' / '.join(p for p in prefs if p != 'default')}): {h['ceiling']:+.3f} "
               f"(set by {b['preference']} against {b['against']}, s.e. {b['se']:.3f}; goal >= +0.050)"]
     text = "\n".join(lines) + "\n"
     print(text)
