@@ -235,9 +235,14 @@ def evidence_chain(task: Task, seed: int = 0, distractors_per_hop: int = 2) -> E
     relations = tuple(str(r) for r in rng.choice(_RELATIONS, size=hops, replace=False))
     key = f"{task.domain}-{task.id}"
     variants = tuple(_variants(e, rng, distractors_per_hop) for e in entities)
+    from orchestra_gym.judges import normalize_answer
+
+    gold = normalize_answer(task.answer)
     wrong = []
-    for _ in range(distractors_per_hop):
+    for j in range(distractors_per_hop):
         w = plausible_wrong_answer(str(task.answer).strip(), rng)
+        if normalize_answer(w) == gold:  # e.g. "The Vorn" -> "Vorn The": the same once articles are dropped
+            w = f"{str(task.answer).strip()} {['II', 'Minor', 'North', 'Jr.'][j % 4]}"
         wrong.append(w)
     return EvidenceChain(
         entities=tuple(entities),
