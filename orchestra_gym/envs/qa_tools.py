@@ -2,11 +2,13 @@
 
 A `QAEnv` (`orchestra_gym.envs.qa`) holds one tool set, chosen by its ``mode`` argument:
 
-* `ModelTools` (``mode="orchestra"``, the paper's, ToolOrchestra Sec. 2-4): ``search(model)``,
+* `ModelTools` (``mode="orchestra"``, the paper's, ToolOrchestra Sec. 2-4): ``search(query, model)``,
   ``enhance_reasoning(model)`` and ``answer(model)``. The orchestrator never does the work itself:
-  the model it picks writes a search query, Python code or the final answer from the context.
-  Every model call goes through one path, `ModelTools._ask`: a `SimulatedModel` returns the right
-  reply with its accuracy (else a plausible wrong one) on a logical clock; a real chat model gets
+  the model it picks writes the search (from the orchestrator's query), Python code or the final
+  answer from the context. Every model call goes through one path, `ModelTools._ask`: a
+  `SimulatedModel` returns the right reply with a probability that follows the task's evidence
+  chain and the model's skill (`ModelTools.chain_p`; else a plausible wrong one) on a logical
+  clock; a real chat model gets
   the tool's instruction and the context as one user message, and a failed call is recorded as an
   earlier attempt and returned as an error result.
 * `BasicTools` (``mode="basic"``): ``web_search(query)``, ``local_search(query)``, ``python(code)``
