@@ -106,8 +106,11 @@ def experts_of(env_id: str, kwargs: dict[str, Any]) -> list[str]:
     return experts
 
 
-def agents_for(experts: list[str]) -> list[str]:
-    """The baselines that apply: always-each-expert and the cascade only where the env has experts."""
+def agents_for(experts: list[str], env_id: str = "") -> list[str]:
+    """The baselines that apply: always-each-expert and the cascade where the env has experts; on the QA
+    envs (HLE, FRAMES) expert-1..3 and the cascade as fixed rules (`orchestra_gym.agents.QAPipelineAgent`)."""
+    if not experts and env_id in QA_IDS.values():
+        return ["random", "oracle", "expert-1", "expert-2", "expert-3", "cascade"]
     return ["random", "oracle", *experts, *(["cascade"] if experts else [])]
 
 
@@ -271,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     for env_id, kwargs, all_tasks, episodes in plan:
         print(f"setting: {Setting(env_id, kwargs).describe()} (the env's defaults)", file=sys.stderr)
         experts = experts_of(env_id, kwargs)
-        for agent in agents_for(experts):
+        for agent in agents_for(experts, env_id):
             recs = run_policy(env_id, kwargs, lambda s, agent=agent: make_agent(agent, seed=s), episodes, args.seed,
                               all_tasks)
             rows.append(row(env_id, agent, summarize(recs), experts))

@@ -11,12 +11,16 @@ Agents:
     * ``oracle``: plays the env's golden next action: in function-calling envs the golden tool
       calls, then the result to the user (success 1.0 wherever the golden actions solve the task;
       tau2 mock has one task graded on an env assertion its gold actions do not meet); in QA envs
-      the strongest search model then the strongest answer model, which are simulated and fallible,
-      so below 1.0 there.
+      the right sequence for the question (search each hop of its hidden evidence chain, code when
+      the answer needs arithmetic, answer, each with the best model for the kind of question), whose
+      simulated models are fallible, so below 1.0 there.
     * ``expert-<k>`` (e.g. ``expert-1``): always delegates the turn to expert k with ``call_expert``
-      (function-calling envs: ToolScale, tau2).
+      (function-calling envs: ToolScale, tau2); on the QA envs (HLE, FRAMES, models as tools) the
+      fixed rule `QAPipelineAgent` with search-k, reasoner-k and answer-k (k = 1..3).
     * ``cascade``: cheapest-first; calls the cheapest expert, and escalates to the next dearer
-      one for the rest of the episode after an expert's action fails (function-calling envs).
+      one for the rest of the episode after an expert's action fails (function-calling envs); on
+      the QA envs the cheapest model of each tool, the search model escalating after a search
+      that found nothing new (`QAPipelineAgent` with ``escalate``).
     * ``delegating``: every turn delegates to an expert drawn uniformly at random (seeded); the
       demonstrator of the trainer's supervised warm start (function-calling envs).
     * ``most-accurate``, ``cheapest``, ``fastest``, ``random-offered``: fixed rules on the offered experts'
@@ -48,7 +52,7 @@ import numpy as np
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.types import Message, ToolCall
 
-__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "CascadeAgent", "DelegatingAgent", "RouterAgent",
+__all__ = ["Agent", "RandomAgent", "OracleAgent", "ExpertAgent", "QAPipelineAgent", "qa_tool_models", "CascadeAgent", "DelegatingAgent", "RouterAgent",
            "LLMAgent", "make_agent", "check_agent_name", "llm_agent", "AgentFactory", "agent_factory",
            "register_agent_kind", "AGENT_NAMES"]
 
@@ -122,19 +126,120 @@ class OracleAgent:
         return self.env.oracle_action()
 
 
+def qa_tool_models(env: Any) -> "dict[str, list[str]]":
+    """The models-as-tools of a QA env (`orchestra_gym.envs.qa`, ``mode="orchestra"``): tool name ->
+    the ids its ``model`` argument takes, in listed order; empty for other envs."""
+    out: dict[str, list[str]] = {}
+    for s in getattr(env.unwrapped, "tool_specs", None) or []:
+        enum = (s.parameters.get("properties", {}).get("model") or {}).get("enum")
+        if s.kind == "model" and enum:
+            out[s.name] = list(enum)
+    return out
+
+
+class QAPipelineAgent:
+    """A fixed rule on the QA envs' models-as-tools: ``search`` `searches` times, then
+    ``enhance_reasoning`` once, then ``answer``, each with a fixed model (or, with `escalate`, the
+    cheapest model first and the next dearer one after a search that brought no new document).
+
+    Its queries follow what it reads: the problem for the first search, then the best-ranked new
+    document of the last search (which names the next entity to look up); after a search with no
+    new document, the problem again. The rule never looks at the kind of question: it is the
+    "always the same models" baseline of the QA envs (``expert-<k>``: search-k, reasoner-k,
+    answer-k; ``cascade``: escalating).
+
+    Args:
+        models: tool -> model id (``{"search": "search-1", ...}``); with `escalate`, ignored.
+        searches: searches before reasoning. escalate: the cascade. name: for tables.
+
+    Raises (in `reset`): ValueError when the env has no models-as-tools or lacks a model named.
+    """
+
+    def __init__(self, models: "dict[str, str] | None" = None, searches: int = 3, escalate: bool = False,
+                 name: str = "qa-pipeline"):
+        self.models = dict(models or {})
+        self.searches = int(searches)
+        self.escalate = bool(escalate)
+        self.name = name
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self.env = env.unwrapped
+        tools = qa_tool_models(env)
+        if "answer" not in tools:
+            raise ValueError(f"agent {self.name!r} needs a QA env with models as tools (search / enhance_reasoning / answer)")
+        if self.escalate:  # cheapest first, by the listed price of each tool's models
+            self.order = {t: sorted(ms, key=lambda m: _qa_price(self.env, m)) for t, ms in tools.items()}
+            self.models = {t: ms[0] for t, ms in self.order.items()}
+        for tool, model in self.models.items():
+            if tool not in tools or model not in tools[tool]:
+                raise ValueError(f"agent {self.name!r}: the environment has no {tool} model {model!r}; "
+                                 f"{tool} models: {tools.get(tool, [])}")
+        self.tools = tools
+        self.done_searches, self.reasoned, self.before = 0, False, None
+
+    def _query(self) -> str:
+        docs = self.env.documents
+        if self.before is not None and len(docs) > self.before:
+            d = docs[self.before]
+            return f"{d.get('title', '')} {d['text']}".strip()
+        return self.env.task.prompt
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        docs = self.env.documents
+        if self.escalate and self.before is not None and len(docs) == self.before and "search" in self.order:
+            ms = self.order["search"]
+            self.models["search"] = ms[min(ms.index(self.models["search"]) + 1, len(ms) - 1)]
+        if "search" in self.tools and self.done_searches < self.searches:
+            query = self._query()
+            self.before = len(docs)
+            self.done_searches += 1
+            return render_tool_calls([ToolCall("search", {"query": query, "model": self.models.get("search", self.tools["search"][0])})])
+        self.before = None
+        if "enhance_reasoning" in self.tools and not self.reasoned:
+            self.reasoned = True
+            return render_tool_calls([ToolCall("enhance_reasoning", {"model": self.models.get(
+                "enhance_reasoning", self.tools["enhance_reasoning"][0])})])
+        return render_tool_calls([ToolCall("answer", {"model": self.models.get("answer", self.tools["answer"][0])})])
+
+
+def _qa_price(env: Any, model: str) -> float:
+    """A QA model's listed price (input + output USD per 1M tokens) in the env's schedule; inf if unpriced."""
+    from orchestra_gym.envs.qa_tools import QA_MODELS
+
+    for pid in (model, QA_MODELS.get(model, model)):
+        try:
+            p = env._price_schedule().price(pid)
+        except (KeyError, AttributeError):
+            continue
+        return p.input_per_m + p.output_per_m
+    return float("inf")
+
+
 class ExpertAgent:
-    """Always delegates the turn: ``call_expert(expert=<name>)``."""
+    """Always delegates the turn: ``call_expert(expert=<name>)``. On a QA env (no experts, models
+    as tools) ``expert-<k>`` is the fixed rule `QAPipelineAgent` with search-k, reasoner-k and answer-k."""
 
     def __init__(self, expert: str):
         self.expert = expert
         self.name = expert
+        self.qa: QAPipelineAgent | None = None
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         experts = getattr(env.unwrapped, "experts", {})
+        tools = qa_tool_models(env)
+        if not experts and tools and self.expert.startswith("expert-"):
+            k = self.expert.split("-", 1)[1]
+            wanted = {t: f"{p}-{k}" for t, p in (("search", "search"), ("enhance_reasoning", "reasoner"), ("answer", "answer"))
+                      if t in tools}
+            self.qa = QAPipelineAgent(wanted, name=self.name)
+            self.qa.reset(env, observation, info)
+            return
         if self.expert not in experts:
             raise ValueError(f"agent {self.name!r}: the environment has no expert {self.expert!r}; experts: {list(experts)}")
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self.qa is not None:
+            return self.qa.act(observation, info)
         return render_tool_calls([ToolCall("call_expert", {"expert": self.expert})])
 
 
@@ -156,12 +261,19 @@ class CascadeAgent:
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         unwrapped = env.unwrapped
         experts = getattr(unwrapped, "experts", {})
+        self.qa: QAPipelineAgent | None = None
+        if not experts and qa_tool_models(env):  # QA: cheapest models first, escalating after an empty search
+            self.qa = QAPipelineAgent(escalate=True, name=self.name)
+            self.qa.reset(env, observation, info)
+            return
         if not experts:
             raise ValueError("the cascade agent needs an environment with experts (call_expert)")
         self.order = sorted(experts, key=lambda n: listed_price(unwrapped, n, missing=float("inf")))
         self.level = 0
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self.qa is not None:
+            return self.qa.act(observation, info)
         failed = any(
             m.get("role") == "tool" and "\nResult:\nError" in m.get("content", "") for m in info.get("new_messages", [])
         )

@@ -4,9 +4,11 @@ The paper's QA protocol (ToolOrchestra, arXiv 2511.21689, Sec. 2-4 and its relea
 the orchestrator never answers by itself; it calls three tools, each with one argument ``model``
 that picks an anonymised model whose price and typical latency the tool description lists:
 
-* ``search(model)``: the model writes a search query from the context; the local index answers;
-  a web search backend (when configured) is asked when too few local documents come back. New
-  documents join the context.
+* ``search(query, model)``: the model turns the orchestrator's query into a search (a real model
+  writes it from the query and the context); the local index answers; a web search backend (when
+  configured) is asked when too few local documents come back. New documents join the context.
+  (The paper's ``search`` takes ``model`` only; the ``query`` argument makes what the orchestrator
+  asks for matter offline, issue 37.)
 * ``enhance_reasoning(model)``: the model writes Python; the sandbox runs it; code and output join
   the context.
 * ``answer(model)``: the model writes the final answer; the episode ends and the judge grades it.
@@ -21,8 +23,9 @@ sets (models as tools, basic tools) and the one path by which a tool asks a simu
 model are in `orchestra_gym.envs.qa_tools`.
 
 Offline default: simulated models (`orchestra_gym.tools.simulated.SimulatedModel`, accuracy by
-category and difficulty, logical latency) and BM25 over a corpus generated from the tasks
-(`orchestra_gym.domains.qa_corpus`). Grading: normalised exact match, then the benchmark's LLM
+the evidence in the context and the model's skill on the kind of question, `QA_SKILLS`; logical
+latency) and BM25 over an evidence-chain corpus generated from the tasks
+(`orchestra_gym.domains.qa_corpus`: no document states an answer). Grading: normalised exact match, then the benchmark's LLM
 judge when a judge model is given (`orchestra_gym.judges`).
 """
 
@@ -101,9 +104,10 @@ class QAEnv(OrchestraEnv):
     ``model``, which picks an anonymised model (`QA_MODELS`) that writes a query, Python code or
     the final answer. ``mode="basic"`` gives the policy plain tools instead. The two tool sets are
     `orchestra_gym.envs.qa_tools.ModelTools` and `orchestra_gym.envs.qa_tools.BasicTools`.
-    Offline, every model is a `SimulatedModel` (accuracy by category and difficulty, logical
-    latency; profiles in `orchestra_gym.tools.simulated.QA_PROFILES`) and the local index is BM25
-    over a corpus generated from the tasks (`orchestra_gym.domains.qa_corpus`).
+    Offline, every model is a `SimulatedModel` (latency in `orchestra_gym.tools.simulated.QA_PROFILES`,
+    skill per kind of question in ``QA_SKILLS``; its accuracy follows what the context holds,
+    `orchestra_gym.envs.qa_tools.ModelTools.chain_p`) and the local index is BM25 over an
+    evidence-chain corpus generated from the tasks (`orchestra_gym.domains.qa_corpus`).
 
     ## Action Space
     ``TextSpace``: model text with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
@@ -171,7 +175,7 @@ class QAEnv(OrchestraEnv):
     and seconds; not charged to the episode).
 
     ## Tools
-    Orchestra mode (`ModelTools`): ``search(model)`` (the model writes a query; the local index
+    Orchestra mode (`ModelTools`): ``search(query, model)`` (the model searches for the query; the local index
     answers, the web when fewer than ``min_local_docs`` local documents come back),
     ``enhance_reasoning(model)`` (the model writes Python; the sandbox runs it),
     ``answer(model)`` (the model answers; the episode ends). Cost: the model's tokens x its price
@@ -442,9 +446,10 @@ class QAEnv(OrchestraEnv):
         }
 
     def oracle_action(self) -> str:
-        """A strong fixed strategy (for the ``oracle`` baseline): search with the strongest
-        search model until the context holds the answer (at most twice), then answer with the
-        strongest answer model; in basic mode, answer with the gold answer."""
+        """The ``oracle`` baseline's next action: in orchestra mode the right sequence for the question
+        (`orchestra_gym.envs.qa_tools.ModelTools.oracle_action`: each hop of the hidden evidence
+        chain searched by name, code where needed, the best models for the kind); in basic mode,
+        answer with the gold answer."""
         return self.toolset.oracle_action()
 
 
@@ -454,9 +459,8 @@ class HLEEnv(QAEnv):
     ## Description
     `QAEnv` with ``benchmark="hle"``: the tasks are HLE's text-only questions (Hugging Face
     ``cais/hle``, gated; see `orchestra_gym.tasks.hle.load_hle`), graded by normalised exact
-    match, then HLE's judge prompt when ``judge_model`` is given. HLE is reasoning-bound: a
-    simulated answer model faces the task's difficulty (``"hard"`` for every HLE row), one level
-    easier once a document or code output holds the answer.
+    match, then HLE's judge prompt when ``judge_model`` is given. Offline, each question's
+    evidence chain has 2 hops; a numeric answer needs code run on the last hop's figures.
 
     ## Action Space
     As `QAEnv`: model text with ``<tool_call>`` blocks, or a structured action.
@@ -500,9 +504,10 @@ class FRAMESEnv(QAEnv):
     ## Description
     `QAEnv` with ``benchmark="frames"``: the tasks are FRAMES' questions (Hugging Face
     ``google/frames-benchmark``; see `orchestra_gym.tasks.frames.load_frames`), graded by
-    normalised exact match, then the FRAMES autorater when ``judge_model`` is given. FRAMES is
-    retrieval-bound: a simulated answer model faces ``"hard"`` until a document or code output
-    holds the answer, then the task's difficulty (from its number of Wikipedia articles).
+    normalised exact match, then the FRAMES autorater when ``judge_model`` is given. Offline, each
+    question's evidence chain has 2 hops (easy, medium: up to 4 Wikipedia articles) or 3 (hard);
+    a numeric answer needs code run on the last hop's figures. ``data_path="sample"`` loads the
+    shipped generated sample (`orchestra_gym.data`).
 
     ## Action Space
     As `QAEnv`: model text with ``<tool_call>`` blocks, or a structured action.

@@ -2,11 +2,13 @@
 
 A `QAEnv` (`orchestra_gym.envs.qa`) holds one tool set, chosen by its ``mode`` argument:
 
-* `ModelTools` (``mode="orchestra"``, the paper's, ToolOrchestra Sec. 2-4): ``search(model)``,
+* `ModelTools` (``mode="orchestra"``, the paper's, ToolOrchestra Sec. 2-4): ``search(query, model)``,
   ``enhance_reasoning(model)`` and ``answer(model)``. The orchestrator never does the work itself:
-  the model it picks writes a search query, Python code or the final answer from the context.
-  Every model call goes through one path, `ModelTools._ask`: a `SimulatedModel` returns the right
-  reply with its accuracy (else a plausible wrong one) on a logical clock; a real chat model gets
+  the model it picks writes the search (from the orchestrator's query), Python code or the final
+  answer from the context. Every model call goes through one path, `ModelTools._ask`: a
+  `SimulatedModel` returns the right reply with a probability that follows the task's evidence
+  chain and the model's skill (`ModelTools.chain_p`; else a plausible wrong one) on a logical
+  clock; a real chat model gets
   the tool's instruction and the context as one user message, and a failed call is recorded as an
   earlier attempt and returned as an error result.
 * `BasicTools` (``mode="basic"``): ``web_search(query)``, ``local_search(query)``, ``python(code)``
@@ -25,11 +27,11 @@ import time
 from typing import Any, Callable, Protocol
 
 from orchestra_gym import pricing as pricing_mod
-from orchestra_gym.domains.qa_corpus import plausible_wrong_answer
+from orchestra_gym.domains.qa_corpus import EvidenceChain, evidence_chain, plausible_wrong_answer
 from orchestra_gym.errors import did_you_mean
 from orchestra_gym.judges import complete_text, normalize_answer
 from orchestra_gym.parsing import render_tool_calls
-from orchestra_gym.tools.simulated import SimulatedModel, qa_model
+from orchestra_gym.tools.simulated import SimulatedModel, qa_model, qa_skill_group
 from orchestra_gym.types import ToolCall, ToolResult, ToolSpec, Usage
 
 __all__ = [
@@ -70,7 +72,6 @@ BASIC_TOOLS = ("web_search", "local_search", "python", "answer")
 SIMULATED_QA_MODELS: dict[str, SimulatedModel] = {name: qa_model(name, mid) for name, mid in QA_MODELS.items()}
 """The offline default: each anonymised id's simulated model (profiles in `orchestra_gym.tools.simulated`)."""
 
-_EASIER = {"hard": "medium", "medium": "easy", "easy": "easy"}
 _SIM_SANDBOX_S = 1.0  # logical seconds charged per simulated sandbox run (deterministic info)
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
@@ -251,14 +252,21 @@ def _simulated_answer(value: str) -> str:
 class ModelTools(QATools):
     """``search``, ``enhance_reasoning``, ``answer``: each takes ``model``, one of `TOOL_MODELS`.
 
-    * ``search(model)``: the model writes a query from the context (simulated: the question with
-      its accuracy, else two of its words); the local index answers, and the web when too few
-      local documents come back. New documents join the context.
+    * ``search(query, model)``: the model turns the orchestrator's ``query`` into a search request
+      (simulated: the query itself with the model's skill on the question's kind, else the query
+      with its entities confused for near-identical ones); BM25 over the local index answers, and
+      the web when too few local documents come back. New documents join the context. A missing
+      or blank ``query`` is an error result (counted by the env as an argument error).
     * ``enhance_reasoning(model)``: the model writes Python (simulated: a program printing the gold
-      answer with its accuracy, else a plausible wrong one); the sandbox runs it; code and output
-      join the context.
-    * ``answer(model)``: the model writes the final answer (simulated: right with its accuracy at
-      the difficulty of `_answer_difficulty`); the episode ends.
+      answer with probability `chain_p`, else a distractor's answer); the sandbox runs it; code and
+      output join the context.
+    * ``answer(model)``: the model writes the final answer (simulated: right with probability
+      `chain_p`: high only with the whole evidence chain in the context, and, for an answer that
+      needs arithmetic, a right code output); the episode ends.
+
+    Offline the simulated models follow the task's evidence chain
+    (`orchestra_gym.domains.qa_corpus.evidence_chain`) and their skill per kind of question
+    (`orchestra_gym.tools.simulated.QA_SKILLS`).
 
     Cost: the model's tokens x its price in the episode's schedule, plus the search fees and the
     sandbox's ``code_interpreter_per_s``.
@@ -289,14 +297,16 @@ class ModelTools(QATools):
     def _model_spec(self, tool: str, what: str) -> ToolSpec:
         models = TOOL_MODELS[tool]
         table = "\n".join(self._describe_model(n) for n in models)
+        props: dict[str, Any] = {"model": {"type": "string", "enum": list(models), "description": "which model does the work"}}
+        required = ["model"]
+        if tool == "search":
+            props["query"] = {"type": "string", "minLength": 1, "pattern": "\\S",
+                              "description": "what to look for: name the entity and the fact you need"}
+            required = ["query", "model"]
         return ToolSpec(
             name=tool,
             description=f"{what}\nModels (price and typical latency):\n{table}",
-            parameters={
-                "type": "object",
-                "properties": {"model": {"type": "string", "enum": list(models), "description": "which model does the work"}},
-                "required": ["model"],
-            },
+            parameters={"type": "object", "properties": props, "required": required},
             kind="model",
         )
 
@@ -304,8 +314,8 @@ class ModelTools(QATools):
         """The three model tools; descriptions list each model's price (the episode's schedule)
         and typical latency (the simulator profile's figure, also shown for real endpoints)."""
         return [
-            self._model_spec("search", "A search model writes a query from the problem and the context; the documents "
-                                       "found are added to the context."),
+            self._model_spec("search", "A search model turns your `query` into a search of the document index; the "
+                                       "documents found are added to the context."),
             self._model_spec("enhance_reasoning", "A reasoning model writes Python code for the problem; the code is run "
                                                   "and the code and its output are added to the context."),
             self._model_spec("answer", "An answer model reads the problem and the context and gives the final answer. "
@@ -322,12 +332,20 @@ class ModelTools(QATools):
             env.attempts.append(f"turn {env.turn}: {call.name}(model={model!r}) -> invalid model")
             return ToolResult(f"Error: {call.name} needs 'model' to be one of {list(allowed)}, got {model!r}"
                               f"{did_you_mean(model, allowed)}", error=True)
+        if call.name == "search":
+            query = call.arguments.get("query")
+            if not isinstance(query, str) or not query.strip():
+                env.attempts.append(f"turn {env.turn}: search(model={model!r}) -> no query")
+                return ToolResult(f"Error: search needs 'query', a non-empty string naming what to look for, got {query!r}",
+                                  error=True)
         env._count(model)
-        tools = {"search": self.search, "enhance_reasoning": self.enhance_reasoning, "answer": self.answer}
+        if call.name == "search":
+            return self.search(model, call.arguments["query"])
+        tools = {"enhance_reasoning": self.enhance_reasoning, "answer": self.answer}
         return tools[call.name](model)
 
     def _ask(self, tool: str, name: str, instruction: str, right: str, wrong: Callable[[Any], str],
-             parse: Callable[[str], str], difficulty: str | None = None) -> tuple[str, Usage, ToolResult | None]:
+             parse: Callable[[str], str], p: float | None = None) -> tuple[str, Usage, ToolResult | None]:
         """Ask model `name` (a `QA_MODELS` id) for `tool`'s reply: the one path for every model.
 
         Args:
@@ -336,7 +354,7 @@ class ModelTools(QATools):
             instruction: what a real model is told; the context (`QAEnv._context_text`) follows.
             right, wrong: a simulated model's right reply and ``rng -> plausible wrong reply``.
             parse: turns a real model's reply text into the reply (query, code, answer).
-            difficulty: what a simulated model faces (default: the task's).
+            p: a simulated model's probability of the right reply (`chain_p`).
 
         Returns:
             (reply, usage in tokens/USD/s, None), or ("", usage, an error `ToolResult`) when a
@@ -346,9 +364,8 @@ class ModelTools(QATools):
         model = env.qa_models[name]
         context = env._context_text()
         if isinstance(model, SimulatedModel):
-            r = model.respond(context, right, wrong, category=env.task.category,
-                              difficulty=difficulty or env.task.difficulty, seed=env._seed(),
-                              schedule=env._price_schedule())
+            r = model.respond(context, right, wrong, category=qa_skill_group(env.task.category),
+                              difficulty=env.task.difficulty, seed=env._seed(), schedule=env._price_schedule(), p=p)
             return r.value, r.usage, None
         text, usage, err = complete_text(model, f"{instruction}\n\n{context}")
         if err is not None:
@@ -356,90 +373,135 @@ class ModelTools(QATools):
             return "", usage, ToolResult(f"Error: {self._MODEL_ROLE[tool]} model {name} failed: {err}", error=True, usage=usage)
         return parse(text or ""), usage, None
 
-    def _wrong_answers(self) -> tuple[str, list[str]]:
-        """The gold answer and the pool plausible wrong answers are drawn from."""
-        return str(self.env.task.answer or "").strip(), [str(t.answer) for t in self.env.tasks[:200]]
-
-    def search(self, name: str) -> ToolResult:
-        """``search(model=name)``: a query from the model, documents from the index (and the web)."""
+    def chain(self) -> EvidenceChain:
+        """The episode task's evidence chain (`orchestra_gym.domains.qa_corpus.evidence_chain`, seed 0,
+        the seed of the env's generated corpus)."""
         env = self.env
-        words = re.findall(r"[A-Za-z][A-Za-z'-]+", env.task.prompt) or ["question"]
+        if getattr(self, "_chain_for", None) is not env.task:
+            self._chain_for, self._chain = env.task, evidence_chain(env.task)
+        return self._chain
 
-        def poor_query(rng: Any) -> str:
-            return " ".join(str(w) for w in rng.choice(words, size=min(2, len(words)), replace=False))
+    def evidence_found(self) -> list[bool]:
+        """Per hop of the chain: whether its evidence document is in the context."""
+        have = {d["id"] for d in self.env.documents}
+        return [i in have for i in self.chain().doc_ids]
 
+    def skill(self, name: str) -> float:
+        """Model `name`'s accuracy on this task's kind (`orchestra_gym.tools.simulated.QA_SKILLS`)."""
+        return SIMULATED_QA_MODELS[name].p_correct(qa_skill_group(self.env.task.category), self.env.task.difficulty)
+
+    def chain_p(self, tool: str, name: str) -> float:
+        """A simulated model's probability of the right reply, from what the context holds:
+
+        * reasoning: its skill when every evidence document is in the context, else 0.02 (a guess);
+        * answer: with every evidence document, its skill when the answer needs no arithmetic or
+          the latest code output printed the right answer, 0.15 x skill with no code run, 0.05 when
+          the latest code printed a wrong one; 0.01 with evidence missing.
+        """
+        complete = all(self.evidence_found())
+        s = self.skill(name)
+        if tool == "enhance_reasoning":
+            return s if complete else 0.02
+        if not complete:
+            return 0.01
+        if not self.chain().needs_code:
+            return s
+        if not self.env.code_runs:
+            return 0.15 * s
+        return s if self.code_is_right() else 0.05
+
+    def code_is_right(self) -> bool:
+        """Whether the latest code run printed the gold answer (normalised, whole words)."""
+        runs = self.env.code_runs
+        if not runs:
+            return False
+        gold = normalize_answer(self.env.task.answer)
+        return bool(gold) and f" {gold} " in f" {normalize_answer(runs[-1]['output'])} "
+
+    def _confused(self, query: str, rng: Any) -> str:
+        """The query a search model writes when it confuses entities: every chain entity the query
+        names is replaced by a near-identical one (a distractor's subject)."""
+        out = query
+        for entity, variants in zip(self.chain().entities, self.chain().variants):
+            if variants:
+                pat = re.compile(rf"(?<!\w){re.escape(entity)}(?!\w)", re.IGNORECASE)
+                out = pat.sub(str(variants[int(rng.integers(len(variants)))]), out)
+        return out
+
+    def search(self, name: str, query: str) -> ToolResult:
+        """``search(query, model=name)``: the model's search request for the orchestrator's query
+        (simulated: the query itself with the model's skill, else the query with its entities
+        confused); documents from the index (and the web)."""
+        env = self.env
         query, usage, failed = self._ask(
-            "search", name, "Write one web search query that would find the facts needed to answer the question "
-            "below. Reply with the query only.", env.task.prompt, poor_query, _first_line_or(env.task.prompt))
+            "search", name, f"Write one search query for: {query}\\nUse the problem and the context below. "
+            "Reply with the query only.", query, lambda rng: self._confused(query, rng),
+            _first_line_or(query), p=self.skill(name) if isinstance(env.qa_models[name], SimulatedModel) else None)
         if failed is not None:
             return failed
         hits, u2, source = self._retrieve(query, allow_web=True)
         new = self._add_docs(hits)
         env.attempts.append(f"turn {env.turn}: search({name}) query {query!r} -> {len(new)} new document(s) ({source})")
         body = docs_text(new) if new else "No new documents."
-        return ToolResult(f"Query: {query}\n{body}", usage=usage + u2, metadata={"query": query, "new_documents": [d["id"] for d in new]})
+        return ToolResult(f"Query: {query}\\n{body}", usage=usage + u2, metadata={"query": query, "new_documents": [d["id"] for d in new]})
+
+    def _wrong(self, rng: Any) -> str:
+        """A plausible wrong answer: a distractor's, else one drawn from the gold answer."""
+        wrong = self.chain().wrong
+        return str(wrong[int(rng.integers(len(wrong)))]) if wrong else plausible_wrong_answer(str(self.env.task.answer), rng)
 
     def enhance_reasoning(self, name: str) -> ToolResult:
         """``enhance_reasoning(model=name)``: code from the model, run in the sandbox."""
         env = self.env
-        gold, pool = self._wrong_answers()
+        gold = str(env.task.answer or "").strip()
         code, usage, failed = self._ask(
             "enhance_reasoning", name, "Write a short Python program that helps answer the question below "
             "(computations, checks). Print the useful results. Reply with one ```python code block.",
-            _simulated_code(gold), lambda rng: _simulated_code(plausible_wrong_answer(gold, rng, pool)), _code_of)
+            _simulated_code(gold), lambda rng: _simulated_code(self._wrong(rng)), _code_of,
+            p=self.chain_p("enhance_reasoning", name))
         if failed is not None:
             return failed
         out, err, run_usage = self._run_code(code, simulated=isinstance(env.qa_models[name], SimulatedModel))
         env.code_runs.append({"model": name, "code": code, "output": out})
         env.attempts.append(f"turn {env.turn}: enhance_reasoning({name}) -> code ran{' with an error' if err else ''}")
-        return ToolResult(f"```python\n{code}\n```\nOutput:\n{out}", error=False, usage=usage + run_usage,
+        return ToolResult(f"```python\\n{code}\\n```\\nOutput:\\n{out}", error=False, usage=usage + run_usage,
                           metadata={"sandbox_error": err})
 
     def answer(self, name: str) -> ToolResult:
         """``answer(model=name)``: the model's final answer; ends the episode."""
         env = self.env
-        gold, pool = self._wrong_answers()
+        gold = str(env.task.answer or "").strip()
         response, usage, failed = self._ask(
-            "answer", name, "Answer the question using the context. Reply in the format\nExplanation: <reasons>\n"
-            "Answer: <final answer>\nConfidence: <0-100%>", _simulated_answer(gold),
-            lambda rng: _simulated_answer(plausible_wrong_answer(gold, rng, pool)), str, self._answer_difficulty())
+            "answer", name, "Answer the question using the context. Reply in the format\\nExplanation: <reasons>\\n"
+            "Answer: <final answer>\\nConfidence: <0-100%>", _simulated_answer(gold),
+            lambda rng: _simulated_answer(self._wrong(rng)), str, self.chain_p("answer", name))
         if failed is not None:
             return failed
         env.final_response, env.answer_model = response, name
         env._end("answer")
         return ToolResult(response, usage=usage)
 
-    # ------------------------------------------------------------------ simulated difficulty, oracle
-    def context_has_answer(self) -> bool:
-        """True when a document (the question's own text removed) or a code output contains the
-        normalised gold answer as whole words (drives the simulated answer models)."""
-        env = self.env
-        gold = normalize_answer(env.task.answer)
-        if not gold:
-            return False
-        question = env.task.prompt.strip()
-        ctx = normalize_answer(" ".join(d["text"].replace(question, " ") for d in env.documents)
-                               + " " + " ".join(c["output"] for c in env.code_runs))
-        return f" {gold} " in f" {ctx} "
-
-    def _answer_difficulty(self) -> str:
-        """Difficulty a simulated answer model faces now. HLE (reasoning-bound): the task's, one
-        level easier once the context holds the answer. FRAMES (retrieval-bound): ``"hard"``
-        until the context holds the answer, then the task's own."""
-        env = self.env
-        has = self.context_has_answer()
-        if env.benchmark == "frames":
-            return env.task.difficulty if has else "hard"
-        return _EASIER[env.task.difficulty] if has else env.task.difficulty
+    # ------------------------------------------------------------------ oracle
+    def best_model(self, tool: str) -> str:
+        """The model of `tool` with the highest skill on this task's kind (ties: the first listed)."""
+        return max(TOOL_MODELS[tool], key=self.skill)
 
     def oracle_action(self) -> str:
-        """Search with the strongest search model until the context holds the answer (at most
-        twice), then answer with the strongest answer model."""
+        """The right sequence for this question (it reads the hidden evidence chain, so it is an
+        upper bound): search for the first missing hop by its entity with the best search model for
+        the kind (at most 8 searches), then, when the answer needs arithmetic and no code ran, have
+        the best reasoner write it, then answer with the best answer model."""
         env = self.env
+        names = {s.name for s in env.tool_specs}
+        found = self.evidence_found()
         searches = sum(1 for a in env.attempts if ": search(" in a)
-        if "search" in {s.name for s in env.tool_specs} and not self.context_has_answer() and searches < 2:
-            return render_tool_calls([ToolCall("search", {"model": "search-1"})])
-        return render_tool_calls([ToolCall("answer", {"model": "answer-1"})])
+        if "search" in names and not all(found) and searches < 8:
+            hop = found.index(False)
+            return render_tool_calls([ToolCall("search", {"query": self.chain().query_for(hop),
+                                                          "model": self.best_model("search")})])
+        if "enhance_reasoning" in names and self.chain().needs_code and not env.code_runs and all(found):
+            return render_tool_calls([ToolCall("enhance_reasoning", {"model": self.best_model("enhance_reasoning")})])
+        return render_tool_calls([ToolCall("answer", {"model": self.best_model("answer")})])
 
 
 class BasicTools(QATools):

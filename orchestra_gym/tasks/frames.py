@@ -168,7 +168,13 @@ def load_frames(data_path: str | os.PathLike[str] | None = None) -> list[Task]:
     Raises:
         RuntimeError: no local file and the Hugging Face download failed; says how to fix it.
         FileNotFoundError, ValueError: a bad local file or row.
+
+    ``data_path="sample"`` loads the shipped generated sample (`orchestra_gym.data`, 150 rows).
     """
+    from orchestra_gym.data import is_sample, sample_path
+
+    if is_sample(data_path):
+        data_path = sample_path("frames")
     if data_path is None:
         default = default_frames_path()
         if default is not None and default.exists():

@@ -172,7 +172,13 @@ def load_hle(split: str = "test", text_only: bool = True, data_path: str | os.Pa
             offline, not authenticated or terms not accepted); the message says how to get access
             (`ACCESS_HELP`).
         FileNotFoundError, ValueError: a bad local file (see `read_rows`, `hle_task`).
+
+    ``data_path="sample"`` loads the shipped generated sample (`orchestra_gym.data`, 120 rows).
     """
+    from orchestra_gym.data import is_sample, sample_path
+
+    if is_sample(data_path):
+        data_path = sample_path("hle")
     if data_path is None:  # $HLE_DATA_PATH, else $ORCHESTRA_DATA_DIR/hle/hle.jsonl when that file exists
         configured = dataset_path("hle")
         if configured is not None and (os.environ.get("HLE_DATA_PATH") or configured.is_file()):

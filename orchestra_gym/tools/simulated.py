@@ -46,6 +46,9 @@ __all__ = [
     "with_profiles",
     "QA_PROFILES",
     "qa_model",
+    "QA_SKILLS",
+    "QA_SKILL_GROUPS",
+    "qa_skill_group",
     "request_rng",
 ]
 
@@ -124,6 +127,7 @@ class SimulatedModel:
         difficulty: str = "medium",
         seed: Any = 0,
         schedule: Any = None,
+        p: float | None = None,
     ) -> SimulatedReply:
         """Answer a request: `right` with probability `p_correct`, else ``wrong(rng)``.
 
@@ -135,12 +139,14 @@ class SimulatedModel:
             category, difficulty: select the accuracy.
             seed: the episode's seed (or any hashable mixing value).
             schedule: pricing schedule for the cost.
+            p: the probability of the right answer, in place of `p_correct` (the QA envs'
+                simulated models compute it from what the context holds); None: `p_correct`.
 
         Raises:
             KeyError: `model_id` has no price in the schedule.
         """
         rng = request_rng(seed, self.name, self.model_id, request_text)
-        correct = bool(rng.random() < self.p_correct(category, difficulty))
+        correct = bool(rng.random() < (self.p_correct(category, difficulty) if p is None else p))
         value = right if correct else wrong(rng)
         return SimulatedReply(value=value, correct=correct, usage=self.usage(request_text, rng, schedule))
 
@@ -261,12 +267,53 @@ QA_PROFILES: dict[str, dict[str, Any]] = {
 """Priced model id -> `SimulatedModel` keyword arguments for the QA envs' simulated models."""
 
 
+#: Question kind (a task's ``category`` slug: FRAMES' first reasoning type, HLE's category) -> skill group.
+QA_SKILL_GROUPS: dict[str, str] = {
+    "numerical_reasoning": "quantitative", "tabular_reasoning": "quantitative", "math": "quantitative",
+    "physics": "quantitative", "chemistry": "quantitative", "engineering": "quantitative",
+    "multiple_constraints": "lookup", "biology_medicine": "lookup", "humanities_social_science": "lookup",
+    "other": "lookup", "general": "lookup",
+    "temporal_reasoning": "temporal", "post_processing": "temporal", "computer_science_ai": "temporal",
+}
+_S, _W = 0.97, 0.3  # strong / weak per-step accuracy
+
+
+def _skills(quantitative: float, lookup: float, temporal: float) -> dict[str, dict[str, float]]:
+    return {g: dict.fromkeys(DIFFICULTIES, p) for g, p in
+            (("quantitative", quantitative), ("lookup", lookup), ("temporal", temporal), ("default", lookup))}
+
+
+# Per anonymised QA model id: accuracy of one step (search: keeps the query's entities right; reasoning: right
+# code from complete evidence; answer: right answer from complete evidence) by skill group. Our assumptions
+# (the paper gives no per-kind accuracies): every search, reasoning and answer model is strong on two groups and
+# weak on the third, a different third for each model of a tool, so that no fixed choice of models is right for
+# every question and an orchestrator has to match models to the kind of question. The math specialists are
+# the best answer models on quantitative questions only; answer-4 is middling everywhere.
+QA_SKILLS: dict[str, dict[str, dict[str, float]]] = {
+    "search-1": _skills(_S, _S, _W), "search-2": _skills(_W, _S, _S), "search-3": _skills(_S, _W, _S),
+    "reasoner-1": _skills(_S, _W + 0.05, _S), "reasoner-2": _skills(_S, _S, _W + 0.05),
+    "reasoner-3": _skills(_W + 0.05, _S, _S),
+    "answer-1": _skills(0.95, 0.95, 0.4), "answer-2": _skills(0.9, 0.4, 0.95), "answer-3": _skills(0.4, 0.95, 0.9),
+    "answer-4": _skills(0.7, 0.7, 0.7), "answer-math-1": _skills(0.98, 0.3, 0.3), "answer-math-2": _skills(0.9, 0.2, 0.2),
+}
+
+
+def qa_skill_group(category: str) -> str:
+    """The skill group (`QA_SKILL_GROUPS`) of a question kind; ``"default"`` for a kind not listed."""
+    return QA_SKILL_GROUPS.get(category, "default")
+
+
 def qa_model(name: str, model_id: str) -> SimulatedModel:
-    """The simulated QA model shown to the policy as `name` (``"search-1"``...) for priced `model_id`.
+    """The simulated QA model shown to the policy as `name` (``"search-1"``...) for priced `model_id`:
+    latency and tokens from `QA_PROFILES` (by priced model), accuracy by skill group from `QA_SKILLS`
+    (by `name`, when listed; category keys are the groups of `qa_skill_group`).
 
     Raises:
         KeyError: `model_id` has no profile in `QA_PROFILES` (the message lists the known ids).
     """
     if model_id not in QA_PROFILES:
         raise KeyError(f"no QA simulator profile for model {model_id!r}; known: {sorted(QA_PROFILES)}")
-    return SimulatedModel(name, model_id, **QA_PROFILES[model_id])
+    profile = dict(QA_PROFILES[model_id])
+    if name in QA_SKILLS:
+        profile["accuracy"] = QA_SKILLS[name]
+    return SimulatedModel(name, model_id, **profile)

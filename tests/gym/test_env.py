@@ -181,8 +181,8 @@ def test_unknown_arguments_of_a_call_that_ran_are_reported_and_counted():
 
     qa = QAEnv("hle", tasks=[Task("1", "hle", "What is the capital city of Zembla?", "Vornstad")])
     qa.reset(seed=0)
-    _, _, _, _, info = qa.step({"name": "search", "arguments": {"model": "search-1", "query": "Zembla capital"}})
-    note = "search: ignored unknown argument(s) ['query']; search takes ['model']"
+    _, _, _, _, info = qa.step({"name": "search", "arguments": {"model": "search-1", "query": "Zembla capital", "k": 3}})
+    note = "search: ignored unknown argument(s) ['k']; search takes ['model', 'query']"
     assert info["step_errors"] == [note] and info["parse_errors"] == 1.0
     assert info["new_messages"][1]["content"].endswith(f"\n[environment] {note}")
     env = gym.make("ToolOrchestra-ToolScale-v0")

@@ -57,7 +57,8 @@ def test_qa_profiles_keep_the_paper_ordering():
     m = qa_model("answer-math-1", "Qwen/Qwen2.5-Math-72B-Instruct")
     assert (m.name, m.model_id, m.ttft_s, m.decode_tok_s, m.completion_tokens) == (
         "answer-math-1", "Qwen/Qwen2.5-Math-72B-Instruct", 0.7, 60.0, (300, 900))
-    assert m.p_correct("math", "hard") == 0.4 and m.p_correct("history", "hard") == 0.1
+    assert m.p_correct("quantitative", "hard") == 0.98 and m.p_correct("lookup", "hard") == 0.3  # QA_SKILLS by group
+    assert qa_model("x", "Qwen/Qwen2.5-Math-72B-Instruct").p_correct("math", "hard") == 0.4  # unlisted name: QA_PROFILES
     medium = {mid: qa_model("x", mid).p_correct("history", "medium") for mid in QA_PROFILES}
     assert medium["gpt-5"] > medium["gpt-5-mini"] > medium["Qwen/Qwen3-32B"] > medium["Qwen/Qwen2.5-Math-7B-Instruct"]
     assert all(pricing.PAPER.price(mid).output_per_m > 0 for mid in QA_PROFILES)  # every profile is priced
