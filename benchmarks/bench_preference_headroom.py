@@ -256,8 +256,7 @@ def pool_main(args: Any, argv: "list[str] | None") -> int:
     """``--pool``: the kind oracle against the stated-property rules and the adherence ceiling (pool_bench.headroom)."""
     import pool_bench as pb
 
-    prefs = json.loads(args.preferences) if args.preferences else {"default": pb.DEFAULT_PREFERENCE,
-                                                                    **pb.HELD_OUT_PREFERENCES}
+    prefs = json.loads(args.preferences) if args.preferences else pb.preferences(args.pool)
     if "default" not in prefs:
         raise SystemExit(f"--preferences needs a 'default' key (the preference the episodes are played under); "
                          f"got {sorted(prefs)}")

@@ -35,8 +35,7 @@ from orchestra_gym.rewards import reference_group_scores
 from orchestra_gym.tools.pools import get_pool
 
 ENV_ID = "ToolOrchestra-ToolScale-v0"
-BASE_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1,
-               "max_turns": 6}
+BASE_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1}
 TOOLS = ["call_expert"]
 OFFER_SIZE = (4, 5)
 OFFER_SEED = 34
@@ -53,6 +52,31 @@ HELD_OUT_PREFERENCES = {  # the tiny-toolscale preset's eval_preferences
     "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
     "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
 }
+#: Per pool: the setting's max_turns and its preferences (the one episodes are played under, and the held-out
+#: set of the adherence check). ``specialists``: the tiny-toolscale preset's form (6 turns, its preferences);
+#: ``tradeoffs``: the tiny-toolscale-pool preset's (12 turns, so every kind's gold actions fit: at 6 the writes
+#: of 6 actions and most computations could not be solved by any expert; a balanced default; latency first with
+#: weight 1; chosen with the pool, RESULTS.md "The tradeoffs pool"). Other pools get ``tradeoffs``'s.
+POOL_SETTINGS: dict[str, dict[str, Any]] = {
+    "specialists": {"max_turns": 6, "default": DEFAULT_PREFERENCE, "held_out": HELD_OUT_PREFERENCES},
+    "tradeoffs": {"max_turns": 12, "default": {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
+                  "held_out": {"accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
+                               "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
+                               "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 1.0}}},
+}
+
+
+def pool_setting(pool: str) -> dict[str, Any]:
+    """`POOL_SETTINGS` of a pool (``tradeoffs``'s for a pool not listed)."""
+    return POOL_SETTINGS.get(pool, POOL_SETTINGS["tradeoffs"])
+
+
+def preferences(pool: str) -> dict[str, dict[str, float]]:
+    """{"default": the pool setting's default, **its held-out preferences}."""
+    s = pool_setting(pool)
+    return {"default": dict(s["default"]), **{k: dict(v) for k, v in s["held_out"].items()}}
+
+
 FIXED_RULES = ("most-accurate", "cheapest", "fastest", "cascade", "random-offered")
 REFERENCE_RULES = ("most-accurate", "cheapest", "fastest")
 
@@ -62,7 +86,8 @@ def env_kwargs(pool: str, setting: str, schedules: "Sequence[str] | None" = None
     s = dict(SETTINGS[setting])
     if schedules:
         s["pricing_schedules"] = list(schedules)
-    return {**BASE_KWARGS, "expert_pool": pool, "offer_size": list(OFFER_SIZE), **s}
+    return {**BASE_KWARGS, "max_turns": pool_setting(pool)["max_turns"], "expert_pool": pool,
+            "offer_size": list(OFFER_SIZE), **s}
 
 
 def offers(pool: str, kwargs: dict[str, Any], n: int) -> list[tuple[list[str], str]]:
@@ -277,19 +302,19 @@ def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint:
     against the setting's fixed rules), the policy row (None: no checkpoint, or one not trained over a pool:
     issue 34 item 4 is not built), and the adherence block per preference for the text router (the policy's
     when there is one) with the kind-oracle ceiling of each setting."""
-    prefs = {"default": DEFAULT_PREFERENCE, **HELD_OUT_PREFERENCES}
+    prefs = preferences(pool)
     clf = fit_router(pool, "default", router_tasks)
     out: dict[str, Any] = {"pool": pool, "episodes": episodes, "settings": {}, "adherence": {}, "headroom": {},
                            "policy_note": None if checkpoint is None else
                            "policy rows need a run trained over an expert pool (issue 34 item 4, not built): null"}
     for name in SETTINGS:
-        played = play_setting(pool, name, episodes, DEFAULT_PREFERENCE)
+        played = play_setting(pool, name, episodes, prefs["default"])
         picks = rule_picks(played)
         refs = references(played, picks)
         fixed = {r: row(episodes_of(played, picks[r])) for r in picks}
         fixed["cascade"] = row(played["cascade"])
-        text = episodes_of(played, router_picks(played, clf, DEFAULT_PREFERENCE))
-        orc = episodes_of(played, oracle_router_picks(played, DEFAULT_PREFERENCE))
+        text = episodes_of(played, router_picks(played, clf, prefs["default"]))
+        orc = episodes_of(played, oracle_router_picks(played, prefs["default"]))
         s = {"policy": None, "text_router": with_hull(row(text), fixed), "oracle_router": with_hull(row(orc), fixed),
              **{r: {"success": v["success"], "cost_c": v["cost_c"], "latency_s": v["latency_s"]} for r, v in fixed.items()}}
         kinds_pred = clf.predict(played["texts"])

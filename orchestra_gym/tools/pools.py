@@ -15,7 +15,7 @@ module holds that distribution for the function-calling envs (``ToolScaleEnv(exp
 * `ExpertPool`: the experts, `sample_offer` (a seeded subset, respecting held-out experts) and
   `resolve_schedule` (``"paper"``, ``"deepinfra"``, ``"random"``: a seeded `pricing.random_schedule` of the
   paper's prices; `pricing.py` owns the schedules).
-* `POOLS`: ``"specialists"``, six training experts and two held-out ones (below).
+* `POOLS`: ``"specialists"`` and ``"tradeoffs"``, six training experts and two held-out ones each (below).
 
 The ``specialists`` pool was chosen by measurement (``benchmarks/bench_preference_headroom.py --pool
 specialists``, recorded in benchmarks/RESULTS.md, "Expert pools and pricing schedules (issue 34)"): every
@@ -36,6 +36,25 @@ held out:
 coder-32b      Qwen/Qwen2.5-Coder-32B      0.8 / 0.8          writes 0.95, 0.6 elsewhere; ~3 s
 math-7b        Qwen/Qwen2.5-Math-7B        0.2 / 0.2          compute 0.97, 0.45 elsewhere; ~5 s
 =============  ==========================  =================  ===============================================
+
+The ``tradeoffs`` pool (the pool preset's, ``tiny-toolscale-pool``) gives each of two groups of kinds (A:
+lookups, transfers, search-and-book; B: writes of every kind and computations) one expert per corner of the
+trade-off, each weak on the other group (per-action accuracy A / B; latency per call; chosen by measurement,
+RESULTS.md "The tradeoffs pool": the adherence ceiling is +0.072 there, against +0.019 for ``specialists``):
+
+=================  ================  =========  ===================================================
+name               paper $/1M        A / B      role
+=================  ================  =========  ===================================================
+gpt-5              1.25 / 10         .99 / .60  A: accurate, dearest per token, slow (~18 s)
+gpt-5-mini         0.25 / 2          .60 / .99  B: accurate, long answers (dear per call), slowest (~29 s)
+qwen3-8b           0.2 / 0.2         .80 / .45  A: cheap, slow (~21 s)
+qwen2.5-math-7b    0.2 / 0.2         .45 / .85  B: cheap, slow (~21 s)
+llama-3.3-70b      0.9 / 0.9         .75 / .45  A: the fastest (~1 s)
+qwen3-32b          0.8 / 0.8         .45 / .80  B: fast (~1 s)
+held out:
+coder-32b          0.8 / 0.8         .50 / .97  B: accurate and fast (~2 s): a corner no training expert holds
+qwen2.5-math-72b   0.9 / 0.9         .50 / .50  computations .99 only (~11 s)
+=================  ================  =========  ===================================================
 """
 
 from __future__ import annotations
@@ -227,7 +246,49 @@ _SPECIALISTS = (
             decode_tok_s=100.0, completion_tokens=(200, 700), held_out=True),
 )
 
-POOLS: dict[str, ExpertPool] = {"specialists": ExpertPool("specialists", _SPECIALISTS)}
+#: The request kinds of the ``tradeoffs`` pool's first group (the rest are its second): the short ones (3-5
+#: actions) against the writes and computations (3-9 actions, `orchestra_gym.domains.synthetic`).
+_GROUP_A = ("lookup", "transfer", "search_and_book")
+
+
+def _two_groups(a: float, b: float) -> dict[str, float]:
+    """Per-action accuracy `a` on the kinds of `_GROUP_A` and `b` on the others."""
+    return {k: (a if k in _GROUP_A else b) for k in KINDS}
+
+
+# ``tradeoffs``: per group of kinds, one expert for each corner of the trade-off (accurate but dear and slow,
+# cheap but slow and less accurate, fast at a middling price and less accurate), each weak on the other group,
+# so that accuracy first, cost first and latency first ask for different experts on every kind and no single
+# expert is best everywhere. Chosen by measurement (benchmarks/RESULTS.md, "The tradeoffs pool").
+_TRADEOFFS = (
+    _expert("gpt-5", "gpt-5", "Very reliable on lookups, transfers to a human and search-and-book requests, weak on "
+            "writes and computations; the dearest per token and slow.", _two_groups(0.99, 0.6), ttft_s=2.0,
+            decode_tok_s=50.0, completion_tokens=(400, 1200)),
+    _expert("gpt-5-mini", "gpt-5-mini", "A reasoning model: very reliable on writes and computations, weak on "
+            "lookups, transfers and searches; writes long answers, so dear per call, and the slowest.",
+            _two_groups(0.6, 0.99), ttft_s=1.0, decode_tok_s=80.0, completion_tokens=(1500, 3000)),
+    _expert("qwen3-8b", "Qwen/Qwen3-8B", "Cheap and slow: good on lookups, transfers and searches, weak on writes "
+            "and computations.", _two_groups(0.8, 0.45), ttft_s=1.0, decode_tok_s=20.0,
+            completion_tokens=(200, 600)),
+    _expert("qwen2.5-math-7b", "Qwen/Qwen2.5-Math-7B-Instruct", "Cheap and slow: good on writes and computations, "
+            "weak on lookups, transfers and searches.", _two_groups(0.45, 0.85), ttft_s=1.0, decode_tok_s=20.0,
+            completion_tokens=(200, 600)),
+    _expert("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", "The fastest: fair on lookups, transfers and "
+            "searches, weak on writes and computations.", _two_groups(0.75, 0.45), ttft_s=0.2,
+            decode_tok_s=300.0, completion_tokens=(100, 300)),
+    _expert("qwen3-32b", "Qwen/Qwen3-32B", "Fast: good on writes and computations, weak on lookups, transfers and "
+            "searches.", _two_groups(0.45, 0.8), ttft_s=0.2, decode_tok_s=250.0, completion_tokens=(100, 300)),
+    # held out: described like the others, never offered in training
+    _expert("coder-32b", "Qwen/Qwen2.5-Coder-32B-Instruct", "A coding model: very reliable and fast on writes and "
+            "computations, weak on the rest.", _two_groups(0.5, 0.97), ttft_s=0.3, decode_tok_s=150.0,
+            completion_tokens=(150, 450), held_out=True),
+    _expert("qwen2.5-math-72b", "Qwen/Qwen2.5-Math-72B-Instruct", "A math model: excellent on computations over "
+            "records, weak on everything else.", _acc(0.5, compute=0.99), ttft_s=0.7, decode_tok_s=60.0,
+            completion_tokens=(300, 900), held_out=True),
+)
+
+POOLS: dict[str, ExpertPool] = {"specialists": ExpertPool("specialists", _SPECIALISTS),
+                                "tradeoffs": ExpertPool("tradeoffs", _TRADEOFFS)}
 
 
 def get_pool(pool: "str | ExpertPool") -> ExpertPool:

@@ -193,3 +193,50 @@ def test_a_reset_time_rule_plays_the_always_expert_episode():
     always, _ = pb.play(env, make_agent("expert:qwen3-8b"), 2**31 + 4, 4, opts)
     assert rule.info["reward_vector"].tolist() == always.info["reward_vector"].tolist()
     assert rule.info["tool_calls"] == always.info["tool_calls"] and rule.info["tool_calls"]["qwen3-8b"] >= 1
+
+
+def test_tradeoffs_pool_gives_each_group_of_kinds_three_corners():
+    """Per group of kinds the most accurate, the cheapest and the fastest training expert are three different
+    experts, each weak on the other group, so no training expert is best everywhere (the pool's design)."""
+    pool = get_pool("tradeoffs")
+    assert len(pool.train_names) == 6 and pool.held_out_names == ("coder-32b", "qwen2.5-math-72b")
+    by = {n: pool.by_name()[n] for n in pool.train_names}
+    lat = {n: e.typical_latency_s() for n, e in by.items()}
+    for kinds in (("lookup", "transfer", "search_and_book"), ("conditional_write", "change_item", "compute")):
+        acc = {n: np.mean([e.stated_accuracy(k) for k in kinds]) for n, e in by.items()}
+        good = sorted((n for n in by if acc[n] >= 0.75), key=lambda n: -acc[n])  # the group's three
+        assert len(good) == 3
+        best, rest = good[0], good[1:]
+        cost = {n: pricing.PAPER.price(by[n].model_id).cost(300, sum(by[n].completion_tokens) / 2) for n in good}
+        cheap, fast = min(cost, key=cost.get), min(good, key=lambda n: lat[n])
+        assert max(cost, key=cost.get) == best and lat[best] > 10 * lat[fast]
+        assert len({best, cheap, fast}) == 3 and acc[best] > acc[cheap] and acc[best] > acc[fast]
+        other = [k for k in KINDS if k not in kinds and k != "several_writes"]
+        assert all(by[n].stated_accuracy(k) <= 0.6 for n in good for k in other)
+    assert max(by, key=lambda n: by[n].mean_accuracy()) == "gpt-5-mini"  # what "most-accurate" always picks
+
+
+def test_tradeoffs_setting_lets_every_kind_be_solved_and_routes_differ_by_preference():
+    """At the pool's 12 turns an accurate expert solves every kind, and the in-sample kind oracle routes
+    accuracy first, cost first and latency first to different experts (the headroom the check needs)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import pool_bench as pb
+
+    assert pb.env_kwargs("tradeoffs", "default")["max_turns"] == 12
+    assert pb.env_kwargs("specialists", "default")["max_turns"] == 6
+    played = pb.play_setting("tradeoffs", "default", 120, pb.preferences("tradeoffs")["default"])
+    solved = {k: max(float(np.mean([r.solved for i, row in enumerate(played["always"]) if played["kinds"][i] == k
+                                    for e, r in row.items() if e == name] or [0.0]))
+                     for name in ("gpt-5", "gpt-5-mini")) for k in set(played["kinds"])}
+    assert min(solved.values()) >= 0.6, solved
+    h = pb.headroom(played, pb.preferences("tradeoffs"))
+    per = h["per_preference"]
+    for p in ("accuracy first", "cost first", "latency first"):
+        assert per[p]["margins"][per[p]["best_fixed"]]["margin"] > 0.1  # the kind oracle over the best fixed rule
+    rows = {p: per[p]["kind_oracle_row"] for p in per}
+    assert rows["accuracy first"]["success"] > rows["cost first"]["success"] + 0.05
+    assert rows["cost first"]["cost_c"] < 0.5 * rows["accuracy first"]["cost_c"]
+    assert rows["latency first"]["latency_s"] < 0.7 * rows["accuracy first"]["latency_s"]
