@@ -33,6 +33,7 @@ from orchestra_gym.agents.rules import StatedRuleAgent, TextRouterAgent, expecte
 from orchestra_gym.evaluation import EpisodeResult, hull_gap, summarize
 from orchestra_gym.rewards import reference_group_scores
 from orchestra_gym.tools.pools import get_pool
+from orchestra_jax.train_config import TrainConfig
 
 ENV_ID = "ToolOrchestra-ToolScale-v0"
 BASE_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1}
@@ -52,17 +53,16 @@ HELD_OUT_PREFERENCES = {  # the tiny-toolscale preset's eval_preferences
     "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
     "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
 }
+_POOL_PRESET = TrainConfig.preset("tiny-toolscale-pool")  # the owner of the tradeoffs setting's numbers
 #: Per pool: the setting's max_turns and its preferences (the one episodes are played under, and the held-out
 #: set of the adherence check). ``specialists``: the tiny-toolscale preset's form (6 turns, its preferences);
-#: ``tradeoffs``: the tiny-toolscale-pool preset's (12 turns, so every kind's gold actions fit: at 6 the writes
+#: ``tradeoffs``: the tiny-toolscale-pool preset's, read from it (12 turns, so every kind's gold actions fit: at 6 the writes
 #: of 6 actions and most computations could not be solved by any expert; a balanced default; latency first with
 #: weight 1; chosen with the pool, RESULTS.md "The tradeoffs pool"). Other pools get ``tradeoffs``'s.
 POOL_SETTINGS: dict[str, dict[str, Any]] = {
     "specialists": {"max_turns": 6, "default": DEFAULT_PREFERENCE, "held_out": HELD_OUT_PREFERENCES},
-    "tradeoffs": {"max_turns": 12, "default": {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
-                  "held_out": {"accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
-                               "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
-                               "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 1.0}}},
+    "tradeoffs": {"max_turns": _POOL_PRESET.env.max_turns, "default": dict(_POOL_PRESET.env.preference),
+                  "held_out": {k: dict(v) for k, v in _POOL_PRESET.env.eval_preferences.items()}},
 }
 
 
@@ -297,16 +297,48 @@ def headroom(played: dict[str, Any], preferences: dict[str, dict[str, Any]], def
     return out
 
 
+def policy_episodes(played: dict[str, Any], agent: Any, preference: dict[str, Any]) -> list[EpisodeResult]:
+    """The trained policy (`orchestra_jax.agents.PolicyAgent`) on every task of a played setting, on the task's
+    fixed offer and schedule and with the always-e episodes' reset seed (so its simulated draws are theirs:
+    paired comparisons), under `preference`."""
+    env = played["env"]
+    out = []
+    for i, (t, (experts, sched)) in enumerate(zip(played["tasks"], played["offers"])):
+        opts = {"tools": TOOLS, "experts": experts, "pricing": sched, "preference": preference}
+        out.append(play(env, agent, t, i, opts)[0])
+    return out
+
+
+def valid_format(results: Sequence[EpisodeResult]) -> float:
+    """1 - the policy's malformed turns (``parse_errors``) / its turns (agent steps)."""
+    return 1.0 - sum(int(r.info.get("parse_errors", 0)) for r in results) / max(sum(r.steps for r in results), 1)
+
+
+def load_policy(pool: str, checkpoint: Any) -> tuple[Any, "str | None"]:
+    """(PolicyAgent of the run, None), or (None, why not) when the run was not trained over `pool`."""
+    import json
+    from pathlib import Path
+
+    from orchestra_jax.agents import load_policy_agent
+
+    cfg = json.loads((Path(checkpoint) / "train_config.json").read_text())
+    trained_on = cfg.get("env", {}).get("kwargs", {}).get("expert_pool")
+    if trained_on != pool:
+        return None, f"the run at {checkpoint} was trained over expert_pool={trained_on!r}, not {pool!r}: no policy row"
+    return load_policy_agent(checkpoint), None
+
+
 def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint: Any = None) -> dict[str, Any]:
-    """`bench_orchestration.py --pool`'s contract: per setting the routers' and fixed rules' rows (hull gap
-    against the setting's fixed rules), the policy row (None: no checkpoint, or one not trained over a pool:
-    issue 34 item 4 is not built), and the adherence block per preference for the text router (the policy's
-    when there is one) with the kind-oracle ceiling of each setting."""
+    """`bench_orchestration.py --pool`'s contract: per setting the policy's (with a `checkpoint`: an `orchestra
+    train` run over this pool, e.g. ``--preset tiny-toolscale-pool``; else None), the text router's and the
+    label-reading oracle router's rows (hull gap against the setting's fixed rules, and the fixed rules that
+    dominate them), the fixed rules' rows, and the adherence block per held-out preference for the policy (the
+    text router's without a checkpoint), with the kind-oracle ceiling of each setting."""
     prefs = preferences(pool)
     clf = fit_router(pool, "default", router_tasks)
+    agent, note = load_policy(pool, checkpoint) if checkpoint is not None else (None, None)
     out: dict[str, Any] = {"pool": pool, "episodes": episodes, "settings": {}, "adherence": {}, "headroom": {},
-                           "policy_note": None if checkpoint is None else
-                           "policy rows need a run trained over an expert pool (issue 34 item 4, not built): null"}
+                           "policy_note": note, "checkpoint": None if checkpoint is None else str(checkpoint)}
     for name in SETTINGS:
         played = play_setting(pool, name, episodes, prefs["default"])
         picks = rule_picks(played)
@@ -315,7 +347,11 @@ def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint:
         fixed["cascade"] = row(played["cascade"])
         text = episodes_of(played, router_picks(played, clf, prefs["default"]))
         orc = episodes_of(played, oracle_router_picks(played, prefs["default"]))
-        s = {"policy": None, "text_router": with_hull(row(text), fixed), "oracle_router": with_hull(row(orc), fixed),
+        pol = None
+        if agent is not None:
+            pol_eps = policy_episodes(played, agent, prefs["default"])
+            pol = {**with_hull(row(pol_eps), fixed), "valid_format": valid_format(pol_eps)}
+        s = {"policy": pol, "text_router": with_hull(row(text), fixed), "oracle_router": with_hull(row(orc), fixed),
              **{r: {"success": v["success"], "cost_c": v["cost_c"], "latency_s": v["latency_s"]} for r, v in fixed.items()}}
         kinds_pred = clf.predict(played["texts"])
         s["text_router"]["kind_accuracy"] = float(np.mean([a == b for a, b in zip(kinds_pred, played["kinds"])]))
@@ -323,8 +359,11 @@ def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint:
         h = headroom(played, prefs)
         out["headroom"][name] = {"ceiling": h.get("ceiling"), "binding": h.get("binding"),
                                  "kind_oracle": {p: v["kind_oracle_row"] for p, v in h["per_preference"].items()}}
-        if name == "default":  # adherence of the text router run under each preference (the policy's: item 4)
-            runs = {p: episodes_of(played, router_picks(played, clf, pref)) for p, pref in prefs.items()}
+        if name == "default":  # adherence of the policy (else the text router) run under each preference
+            subject = "policy" if agent is not None else "text_router"
+            runs = ({p: (pol_eps if p == "default" else policy_episodes(played, agent, pref)) for p, pref in prefs.items()}
+                    if agent is not None else
+                    {p: episodes_of(played, router_picks(played, clf, pref)) for p, pref in prefs.items()})
             fixed_eps = {r: episodes_of(played, picks[r]) for r in picks}
             fixed_eps["cascade"] = played["cascade"]
             for p, pref in prefs.items():
@@ -335,9 +374,13 @@ def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint:
                           **{r: per_task_scores(e, refs, pref) for r, e in fixed_eps.items()}}
                 m = {q: paired(own, v) for q, v in rivals.items()}
                 q = min(m, key=lambda q: m[q][0] - 2 * m[q][1])
-                out["adherence"][p] = {"subject": "text_router", "passed": bool(m[q][0] > 2 * m[q][1]),
+                out["adherence"][p] = {"subject": subject, "passed": bool(m[q][0] > 2 * m[q][1]),
                                        "margin": m[q][0], "stderr": m[q][1], "against": q,
-                                       **{k: v for k, v in row(runs[p]).items()}}
+                                       **{k: v for k, v in row(runs[p]).items()},
+                                       "vs_default": {k: row(runs[p])[k] - row(runs["default"])[k]
+                                                      for k in ("success", "cost_c", "latency_s")}}
+                if agent is not None:
+                    out["adherence"][p]["valid_format"] = valid_format(runs[p])
     return out
 
 
@@ -352,6 +395,8 @@ def markdown(m: dict[str, Any]) -> str:
                 lines.append(f"| {name} | {agent} | - | - | - | - | (no checkpoint) |")
                 continue
             gap = f"{100 * r['hull_gap']:+.1f}" if "hull_gap" in r else ""
+            if "valid_format" in r:
+                agent = f"{agent} (valid format {r['valid_format']:.3f})"
             dom = ", ".join(r.get("dominated_by", [])) or ("-" if "hull_gap" in r else "")
             lines.append(f"| {name} | {agent} | {r['success']:.3f} | {r['cost_c']:.3f} | {r['latency_s']:.1f} | "
                          f"{gap} | {dom} |")
@@ -359,7 +404,8 @@ def markdown(m: dict[str, Any]) -> str:
               "latency first): " + "; ".join(
                   f"{n} {h['ceiling']:+.3f} (set by {h['binding']['preference']} against {h['binding']['against']}, "
                   f"s.e. {h['binding']['se']:.3f})" for n, h in m["headroom"].items()), "",
-              "| preference (text router run under it) | success | cost ¢ | latency s | binding rival | margin | s.e. "
+              f"| preference ({next(iter(m['adherence'].values()), {}).get('subject', 'text_router')} run under it) "
+              "| success | cost ¢ | latency s | binding rival | margin | s.e. "
               "| passed (margin > 2 s.e.) |", "|---|---|---|---|---|---|---|---|"]
     for p, a in m["adherence"].items():
         lines.append(f"| {p} | {a['success']:.3f} | {a['cost_c']:.3f} | {a['latency_s']:.1f} | {a['against']} | "

@@ -27,6 +27,7 @@ from jax.sharding import Mesh
 
 import orchestra_gym  # noqa: F401  (registers the env ids)
 from orchestra_gym.agents import DelegatingAgent, OracleAgent
+from orchestra_gym.agents.rules import RULE_NAMES, StatedRuleAgent
 from orchestra_gym.errors import ConfigError
 from orchestra_gym.setting import Setting
 from orchestra_jax import sharding
@@ -37,7 +38,7 @@ from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer, build_qw
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.weights import load_hf_checkpoint
 
-__all__ = ["run_setting", "make_envs", "build_tokenizer", "build_policy", "demonstrator", "guide"]
+__all__ = ["run_setting", "make_envs", "build_tokenizer", "build_policy", "demonstrator", "guide", "RuleGuide"]
 
 
 def run_setting(cfg: TrainConfig) -> Setting:
@@ -116,10 +117,38 @@ def demonstrator(cfg: Any, seed: int) -> DelegatingAgent:
     return DelegatingAgent(seed, per_episode=cfg.sft.expert_choice == "per_episode", state_kind=cfg.sft.state_kind)
 
 
-def guide(cfg: Any, expert: str) -> DelegatingAgent:
+class RuleGuide:
+    """A guided rollout's demonstrator over an expert pool: the warm start's demonstrator pinned, per episode,
+    to the offered expert that a fixed rule on stated properties picks (`orchestra_gym.agents.rules.
+    StatedRuleAgent`: ``most-accurate``, ``cheapest``, ``fastest``, ``random-offered``), since a pool's offer
+    changes per episode and a name may not be offered.
+
+    Args:
+        rule: one of `orchestra_gym.agents.rules.RULE_NAMES` (ValueError otherwise).
+        state_kind: the demonstrator's opening thought (`sft.state_kind`).
+    """
+
+    def __init__(self, rule: str, state_kind: bool):
+        self.rule, self.state_kind = StatedRuleAgent(rule), bool(state_kind)
+        self.name = f"guide:{rule}"
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        self.rule.reset(env, observation, info)
+        self.inner = DelegatingAgent(0, per_episode=True, state_kind=self.state_kind,
+                                     expert_weights={self.rule.expert: 1.0})
+        self.inner.reset(env, observation, info)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return self.inner.act(observation, info)
+
+
+def guide(cfg: Any, expert: str) -> "DelegatingAgent | RuleGuide":
     """The demonstrator of a guided rollout (`TrainConfig.rollout.guide_experts`): the warm start's demonstrator
-    (its thought: `sft.state_kind`) pinned to `expert`
-    for the whole episode, so its text is what the warm-started policy writes when it picks `expert`.
+    (its thought: `sft.state_kind`) pinned to `expert` for the whole episode, so its text is what the
+    warm-started policy writes when it picks `expert`; a stated rule's name (``most-accurate``, ``cheapest``,
+    ``fastest``, ``random-offered``) pins it to that rule's pick of the episode's offer (`RuleGuide`).
 
     Raises (in `reset`): ValueError when the environment has no expert named `expert`."""
+    if expert in RULE_NAMES:
+        return RuleGuide(expert, cfg.sft.state_kind)
     return DelegatingAgent(0, per_episode=True, state_kind=cfg.sft.state_kind, expert_weights={expert: 1.0})

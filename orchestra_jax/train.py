@@ -39,6 +39,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
+from orchestra_gym.agents.rules import RULE_NAMES
 from orchestra_gym.evaluation import by_label, rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
@@ -333,7 +334,8 @@ class Run:
     def baselines(self, n_tasks: int, preference: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         """The fixed rules on the held-out tasks of `evaluate`, in the run's setting (env kwargs, reset
         options, preference, and each task's env seed): each expert of the env called for every turn
-        (``expert-<k>`` agents of `orchestra_gym.agents`), one episode per task. Writes DIR/baseline_<agent>.json; returns
+        (``expert-<k>`` agents of `orchestra_gym.agents`), or over an expert pool the rules on the offered
+        experts' stated properties and the cheapest-first cascade, one episode per task. Writes DIR/baseline_<agent>.json; returns
         agent -> its summary (as `evaluate`'s: success_rate, mean_cost_usd (USD), mean_latency_s (s),
         turns_per_episode, tool_mix...). Plays after training: the policy's parameters are untouched."""
         from orchestra_gym.agents import make_agent
@@ -343,7 +345,8 @@ class Run:
         out: dict[str, dict[str, Any]] = {}
         try:
             env.reset(seed=0, options=cfg.reset_options(held_out_tasks(1)[0], preference))
-            names = [m for m in env.unwrapped.reward_layout.tools if m.startswith(BASELINE_PREFIX)]
+            names = ([m for m in env.unwrapped.reward_layout.tools if m.startswith(BASELINE_PREFIX)]
+                     if getattr(env.unwrapped, "pool", None) is None else list(RULE_NAMES) + ["cascade"])
             for name in names:
                 infos = []
                 for i, task in enumerate(held_out_tasks(n_tasks)):

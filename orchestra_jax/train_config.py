@@ -20,6 +20,8 @@ sections. This module imports no JAX.
 
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 import json
 import tomllib
@@ -434,3 +436,38 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint": {"every": 50},
     },
 }
+
+# The pool preset (issue 34 item 4): the tiny-toolscale recipe trained over the paper's distribution of tool
+# subsets and pricing schedules (Sec. 3.3 / App. D): each task offers 4-5 of the six training experts of the
+# `tradeoffs` pool (orchestra_gym.tools.pools; described in the prompt: what each is good at, its price and
+# latency), at the paper's prices or random multipliers of them; the two held-out experts and the
+# DeepInfra-style schedule never appear in training (benchmarks/pool_bench.py's unseen-experts and
+# unseen-pricing settings test them). 12 turns, so every kind of request can be solved. Preferences: the
+# numeric line (the tiny policy has no language pretraining, so held-out wordings of the text form would be
+# unseen token sequences to it; UC-MOA's finding that raw numbers are fragile is about pretrained LMs), drawn
+# per task from four training vectors; the held-out evaluation vectors are the pool setting's (accuracy /
+# cost / latency first). Guided rollouts pin the demonstrator to the offered expert that each stated rule picks
+# (most accurate, cheapest, fastest), since a fixed name may not be offered.
+_POOL = copy.deepcopy(PRESETS["tiny-toolscale"])
+_POOL.update(name="tiny-toolscale-pool", output_dir="runs/tiny-toolscale-pool")
+_POOL["env"] = {
+    "kwargs": {**_POOL["env"]["kwargs"], "expert_pool": "tradeoffs", "offer_size": [4, 5],
+               "held_out_experts": "exclude", "pricing_schedules": ["paper", "random"]},
+    "tools": ["call_expert"],
+    "max_turns": 12,
+    "preference": {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
+    "train_preferences": [
+        {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
+        {"outcome": 1.0, "cost": 0.05, "latency": 0.0},
+        {"outcome": 1.0, "cost": 2.0, "latency": 0.0},
+        {"outcome": 1.0, "cost": 0.0, "latency": 2.0},
+    ],
+    "eval_preferences": {
+        "accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
+        "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
+        "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 1.0},
+    },
+}
+_POOL["rollout"] = {**_POOL["rollout"], "guide_experts": ["most-accurate", "cheapest", "fastest"]}
+PRESETS["tiny-toolscale-pool"] = _POOL
+
