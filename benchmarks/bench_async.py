@@ -11,7 +11,8 @@ one untimed pass of each without sleeps (so that compiles are not timed). Report
 time, useful tokens/s (tokens the policy generated / wall), the env steps' sleep total, and the ratio.
 
 Usage: PYTHONPATH=. python benchmarks/bench_async.py [--sft-steps 20] [--sleep-latency 0.1]
-       [--output-dir runs/bench-async] [--record]
+       [--min-sleep 0.5] [--max-sleep 3]
+       [--tool-workers 0] [--output-dir runs/bench-async] [--record]
 """
 
 from __future__ import annotations
@@ -24,27 +25,19 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_rollout_slots
 
 import numpy as np  # noqa: E402
 
 
 def run(args) -> dict:
+    from bench_rollout_slots import main_job_step
     from orchestra_gym.wrappers import SleepLatency
     from orchestra_jax.rollout import collect_rollouts
-    from orchestra_jax.train import Run, _step_seed
-    from orchestra_jax.train_config import TrainConfig
+    from orchestra_jax.train import _step_seed
 
-    cfg = TrainConfig.preset("tiny-toolscale")
-    if args.sft_steps is not None:
-        cfg = cfg.replace(**{"sft.steps": args.sft_steps})
-    r = Run(cfg, output_dir=args.output_dir)
-    t = time.perf_counter()
-    params = r.sft()
-    sft_s = time.perf_counter() - t
     s = args.step
-    pref_rng = np.random.default_rng([cfg.seed, s, 17])  # as Run.grpo
-    options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng)) for _ in range(cfg.rollout.tasks_per_step)]
-    per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
+    cfg, r, params, sft_s, options, per_task = main_job_step(args.sft_steps, args.output_dir, s)
     slept: list[float] = []
 
     def sleep(sec: float) -> None:
@@ -56,18 +49,21 @@ def run(args) -> dict:
     envs = [SleepLatency(e, scale=args.sleep_latency, min_s=args.min_sleep, max_s=args.max_sleep, sleep=sleep)
             for e in r.envs[:cfg.rollout.tasks_per_step * per_task]]
     sampler = r.sampler(params)
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=args.tool_workers) if args.tool_workers else r.pool
 
     def collect(overlap: bool):
         return collect_rollouts(
             sampler, r.tok, envs, options, rollouts_per_task=per_task, seed=_step_seed(cfg.seed, s),
             max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len,
-            temperature=cfg.rollout.temperature, max_turns=cfg.env.max_turns, executor=r.pool, overlap_tools=overlap)
+            temperature=cfg.rollout.temperature, max_turns=cfg.env.max_turns, executor=pool, overlap_tools=overlap)
 
     for overlap in (False, True):  # untimed, no sleeps: compiles (the overlapped cohorts have other shapes)
         collect(overlap)
     out = {"preset": "tiny-toolscale", "sft_steps": cfg.sft.steps, "sft_s": round(sft_s, 1), "grpo_step": s,
            "sleep_latency": args.sleep_latency, "min_sleep": args.min_sleep, "max_sleep": args.max_sleep,
-           "load_before": os.getloadavg()[0]}
+           "tool_workers": pool._max_workers, "load_before": os.getloadavg()[0]}
     scale_now[0] = args.sleep_latency
     for name, overlap in (("lockstep", False), ("overlap", True)):
         slept.clear()
@@ -89,7 +85,8 @@ def run(args) -> dict:
 def table(out: dict) -> str:
     lines = [f"tiny-toolscale, GRPO step {out['grpo_step']}'s sampled rollouts ({out['lockstep']['rows']} rows) after a "
              f"{out['sft_steps']}-step warm start; each env step sleeps its simulated latency x {out['sleep_latency']}, "
-             f"clipped to [{out['min_sleep']}, {out['max_sleep']}] s (`orchestra_gym.wrappers.SleepLatency`).", "",
+             f"clipped to [{out['min_sleep']}, {out['max_sleep']}] s (`orchestra_gym.wrappers.SleepLatency`); "
+             f"{out['tool_workers']} env-step threads.", "",
              "| engine | rollout wall (s) | tokens generated | useful tokens/s | env steps | their sleeps (s) | turns mean / max | cut |",
              "|---|---|---|---|---|---|---|---|"]
     for name in ("lockstep", "overlap"):
@@ -108,6 +105,7 @@ def main(argv=None) -> None:
     p.add_argument("--sleep-latency", type=float, default=0.1, help="seconds slept per simulated second")
     p.add_argument("--min-sleep", type=float, default=0.5)
     p.add_argument("--max-sleep", type=float, default=3.0)
+    p.add_argument("--tool-workers", type=int, default=0, help="threads of the env steps (0: the preset's rollout.tool_workers)")
     p.add_argument("--output-dir", default="runs/bench-async")
     p.add_argument("--json", default="")
     p.add_argument("--record", action="store_true")
