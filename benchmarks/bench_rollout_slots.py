@@ -81,22 +81,31 @@ def slot_accounting(calls: list[dict]) -> dict:
             "ended_fraction": ended / max(1, total), "turns": per_turn}
 
 
-def run(args) -> dict:
-    from orchestra_jax.rollout import collect_rollouts
-    from orchestra_jax.train import Run, _step_seed
+def main_job_step(sft_steps: int | None, output_dir: str, step: int):
+    """The main job's run (preset tiny-toolscale) after its warm start (`sft_steps`, None = the preset's;
+    resumed from `output_dir` when there) and GRPO step `step`'s rollout inputs, as `Run.grpo` makes them.
+    Returns (cfg, run, params, warm-start seconds, per-group reset options, sampled rollouts per task)."""
+    from orchestra_jax.train import Run
     from orchestra_jax.train_config import TrainConfig
 
     cfg = TrainConfig.preset("tiny-toolscale")
-    if args.sft_steps is not None:
-        cfg = cfg.replace(**{"sft.steps": args.sft_steps})
-    r = Run(cfg, output_dir=args.output_dir)
+    if sft_steps is not None:
+        cfg = cfg.replace(**{"sft.steps": sft_steps})
+    r = Run(cfg, output_dir=output_dir)
     t = time.perf_counter()
     params = r.sft()
     sft_s = time.perf_counter() - t
-    s = args.step
-    pref_rng = np.random.default_rng([cfg.seed, s, 17])  # as Run.grpo
+    pref_rng = np.random.default_rng([cfg.seed, step, 17])  # as Run.grpo
     options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng)) for _ in range(cfg.rollout.tasks_per_step)]
-    per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
+    return cfg, r, params, sft_s, options, cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
+
+
+def run(args) -> dict:
+    from orchestra_jax.rollout import collect_rollouts
+    from orchestra_jax.train import _step_seed
+
+    s = args.step
+    cfg, r, params, sft_s, options, per_task = main_job_step(args.sft_steps, args.output_dir, s)
     rec = RecordingSampler(r.sampler(params))
     t = time.perf_counter()
     trajs, stats = collect_rollouts(

@@ -20,6 +20,7 @@ the environment's public attributes (``env.unwrapped.experts``, ``tool_specs``, 
   observation of task features, and a per-episode scalar preference reward.
 * `Budget`: truncates an episode once its cost (USD) or latency (s) passes a budget.
 * `Preference`: fixes or samples the preference vector passed to ``reset``.
+* `SleepLatency`: plays each step's simulated latency as a real sleep (benchmarks of rollout engines).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "ToolChoice",
     "Budget",
     "Preference",
+    "SleepLatency",
     "TaskFeatures",
     "candidate_actions",
     "preference_reward",
@@ -478,3 +480,33 @@ class Preference(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 pref = PreferenceVector.from_dict(self.sampler(self._pref_rng))
             options["preference"] = pref.to_dict()
         return self.env.reset(seed=seed, options=options)
+
+
+# ------------------------------------------------------------------------------------ SleepLatency
+class SleepLatency(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Sleep, after each step, for the step's simulated latency (``info["latency_s"]``, seconds of the
+    experts' and tools' calls) x `scale`, clipped to [min_s, max_s]: a simulated tool call then takes real
+    wall time, as a served expert would, so that a rollout engine's overlap of tool calls with decoding
+    can be measured (benchmarks/bench_async.py). Observations, rewards and infos are unchanged; the sleep
+    releases the GIL.
+
+    Args: scale (>= 0; 0 sleeps min_s only), min_s, max_s (seconds, 0 <= min_s <= max_s), sleep (the
+    function called with the seconds: `time.sleep`; tests pass a recorder).
+    Raises: ValueError for a negative scale or bounds out of order.
+    """
+
+    def __init__(self, env: gym.Env, scale: float = 0.01, min_s: float = 0.5, max_s: float = 3.0,
+                 sleep: Callable[[float], Any] | None = None):
+        gym.utils.RecordConstructorArgs.__init__(self, scale=scale, min_s=min_s, max_s=max_s)
+        gym.Wrapper.__init__(self, env)
+        if scale < 0 or not 0 <= min_s <= max_s:
+            raise ValueError(f"need scale >= 0 and 0 <= min_s <= max_s; got {scale}, {min_s}, {max_s}")
+        import time
+
+        self.scale, self.min_s, self.max_s = float(scale), float(min_s), float(max_s)
+        self.sleep = sleep or time.sleep
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        out = self.env.step(action)
+        self.sleep(min(self.max_s, max(self.min_s, float(out[4].get("latency_s", 0.0)) * self.scale)))
+        return out

@@ -268,6 +268,8 @@ def collect_rollouts(
     executor: ThreadPoolExecutor | None = None,
     drop_invalid_turns: bool = True,
     keep_texts: bool = False,
+    overlap_tools: bool = False,
+    cohorts: int = 2,
 ) -> tuple[list[Trajectory], RolloutStats]:
     """Run N = len(task_options) groups of G = rollouts_per_task episodes as one batch.
 
@@ -287,6 +289,15 @@ def collect_rollouts(
       temperature, top_k, top_p: the sampler's decoding (`orchestra_jax.sampler.Sampler.generate`; top_k 0
         and top_p 1 sample the full distribution, as GRPO needs).
       max_turns: assistant turns per episode (the env's own limit may be lower).
+      overlap_tools: False: the lockstep batch above (every row generates, then every env steps). True
+        (`TrainConfig.rollout.overlap_tools`): the rows are dealt into `cohorts` cohorts (row r to cohort
+        r % cohorts), each with its own sampler state; they take turns: a cohort generates its turn and
+        submits its env steps to the pool, then the next cohort collects its env replies (submitted one
+        round before), extends and generates while the first one's tool calls run. The order of sampler
+        calls is fixed (it never depends on which call finishes first), and row r samples its turn t with
+        ``row_rng=(r, t)`` (`Sampler.generate`), so the rollouts are deterministic for a seed; they are
+        not the lockstep ones (other keys, other batches). Episodes of a group may end on different rounds.
+      cohorts: with overlap_tools, how many cohorts (>= 2; capped at the number of rows).
 
     Returns:
       (trajectories in row order: group-major, G per group; RolloutStats).
@@ -311,6 +322,11 @@ def collect_rollouts(
             if ep.length + max_new_tokens > max_seq_len:
                 raise ValueError(f"prompt of row {r} has {ep.length} tokens; max_seq_len={max_seq_len} leaves no room "
                                  f"for max_new_tokens={max_new_tokens}: raise max_seq_len or shorten the prompt")
+        if overlap_tools:
+            _overlapped(sampler, tokenizer, envs, episodes, pool, cohorts=cohorts, seed=seed, max_turns=max_turns,
+                        max_new_tokens=max_new_tokens, max_seq_len=max_seq_len, drop_invalid=drop_invalid_turns,
+                        keep_texts=keep_texts, decoding=dict(temperature=temperature, top_k=top_k, top_p=top_p))
+            return _assemble(episodes, opts, g)
         state = sampler.prefill([ep.prompt for ep in episodes])
         for turn in range(max_turns):
             if not any(ep.active for ep in episodes):
@@ -320,23 +336,14 @@ def collect_rollouts(
                 state, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
                 rng=int(seed) * 100_003 + turn, active=[ep.active for ep in episodes],
             )
-            actions = []
-            for r, ep in enumerate(episodes):
-                if ep.active:
-                    text = ep.feed_turn(list(out.tokens[r]), list(out.logprobs[r]), out.finish_reasons[r], tokenizer,
-                                        drop_invalid=drop_invalid_turns, keep_text=keep_texts)
-                    if text is not None:
-                        actions.append((r, text))
+            actions = _feed_generated(episodes, out, tokenizer, drop_invalid_turns, keep_texts)
             # ---- step
             results = list(pool.map(lambda rt: envs[rt[0]].step(rt[1]), actions))
             appended: list[list[int]] = [[] for _ in episodes]
             for (r, _), (_, _, terminated, truncated, info) in zip(actions, results):
                 appended[r] = episodes[r].feed_reply(info, terminated, truncated, tokenizer,
                                                      max_new_tokens=max_new_tokens, max_seq_len=max_seq_len)
-            if any(ep.active for ep in episodes) and not sampler.has_room(state, appended, max_new_tokens):
-                for ep in episodes:  # the shared KV cache (with its padding slots) is full: stop the batch
-                    if ep.active:
-                        ep.cut("cache_full")
+            _cut_when_full(sampler, state, episodes, appended, max_new_tokens)
             if any(ep.active for ep in episodes):
                 state = sampler.extend(state, appended)
         for ep in episodes:  # turn limit of the rollout reached while the env still runs
@@ -346,7 +353,12 @@ def collect_rollouts(
         if own_pool:
             pool.shutdown(wait=True)
 
-    # ---- assemble
+    return _assemble(episodes, opts, g)
+
+
+def _assemble(episodes: list[Episode], opts: list[dict[str, Any]], g: int) -> tuple[list[Trajectory], RolloutStats]:
+    """The finished episodes (group-major rows, G per group) as trajectories, and their counts."""
+    n = len(opts)
     names = next((list(ep.info["reward_vector_names"]) for ep in episodes if "reward_vector_names" in ep.info), [])
     trajs = [ep.trajectory(r // g, opts[r // g].get("task_id"), names) for r, ep in enumerate(episodes)]
     stats = RolloutStats(
@@ -355,6 +367,78 @@ def collect_rollouts(
         generated_tokens=sum(len(ids) for ep in episodes for ids, _, _ in ep.turns),
     )
     return trajs, stats
+
+
+def _feed_generated(episodes: Sequence[Episode], out: Any, tokenizer: ChatTokenizer, drop_invalid: bool,
+                    keep_texts: bool) -> list[tuple[int, str]]:
+    """Feed a `generate` call's turns (`GenerationOutput`, rows as `episodes`) to the active episodes;
+    returns (row, text) of each turn to step its env with (an episode cut by the token limit gets none)."""
+    actions = []
+    for r, ep in enumerate(episodes):
+        if ep.active:
+            text = ep.feed_turn(list(out.tokens[r]), list(out.logprobs[r]), out.finish_reasons[r], tokenizer,
+                                drop_invalid=drop_invalid, keep_text=keep_texts)
+            if text is not None:
+                actions.append((r, text))
+    return actions
+
+
+def _cut_when_full(sampler: Any, state: Any, episodes: Sequence[Episode], appended: Sequence[list[int]],
+                   max_new_tokens: int) -> None:
+    """Cut the active rows of a batch ("cache_full") when its shared KV cache (with its padding slots) has
+    no room for `appended` and a full next turn (`Sampler.has_room`)."""
+    if any(ep.active for ep in episodes) and not sampler.has_room(state, appended, max_new_tokens):
+        for ep in episodes:
+            if ep.active:
+                ep.cut("cache_full")
+
+
+def _overlapped(sampler: Any, tokenizer: ChatTokenizer, envs: Sequence[Any], episodes: list[Episode],
+                pool: ThreadPoolExecutor, *, cohorts: int, seed: int, max_turns: int, max_new_tokens: int,
+                max_seq_len: int, drop_invalid: bool, keep_texts: bool, decoding: dict[str, Any]) -> None:
+    """Run `episodes` (reset, not yet prefilled) to their end with the env steps of one cohort overlapped
+    with the decoding of the others (`collect_rollouts` overlap_tools=True). Updates the episodes in place.
+
+    Per round, for each cohort c in order: wait for c's env steps of the previous round (futures), feed the
+    replies, cut its rows when its cache is full or max_turns is reached, extend; then, if rows are still
+    active, generate c's next turn and submit its env steps to `pool` without waiting. The sequence of
+    sampler calls depends on the episodes only, never on timing.
+    """
+    if cohorts < 2:
+        raise ValueError(f"overlap_tools needs cohorts >= 2, got {cohorts}")
+    k = min(int(cohorts), len(episodes))
+    rows = [list(range(c, len(episodes), k)) for c in range(k)]
+    states = [sampler.prefill([episodes[r].prompt for r in rs]) for rs in rows]
+    pending: list[list[tuple[int, Any]] | None] = [None] * k  # per cohort: (index in cohort, future of env.step)
+    turns = [0] * k
+    while True:
+        progressed = False
+        for c, rs in enumerate(rows):
+            eps = [episodes[r] for r in rs]
+            if pending[c] is not None:
+                appended: list[list[int]] = [[] for _ in rs]
+                for j, fut in pending[c]:
+                    _, _, terminated, truncated, info = fut.result()
+                    appended[j] = eps[j].feed_reply(info, terminated, truncated, tokenizer,
+                                                    max_new_tokens=max_new_tokens, max_seq_len=max_seq_len)
+                pending[c] = None
+                _cut_when_full(sampler, states[c], eps, appended, max_new_tokens)
+                for ep in eps:  # turn limit of the rollout reached while the env still runs
+                    if ep.active and turns[c] >= max_turns:
+                        ep.cut("max_turns")
+                if any(ep.active for ep in eps):
+                    states[c] = sampler.extend(states[c], appended)
+            if not any(ep.active for ep in eps):
+                continue
+            progressed = True
+            states[c], out = sampler.generate(states[c], max_new_tokens=max_new_tokens, rng=int(seed) * 100_003,
+                                              row_rng=[(r, turns[c]) for r in rs],
+                                              active=[ep.active for ep in eps], **decoding)
+            turns[c] += 1
+            pending[c] = [(j, pool.submit(envs[rs[j]].step, text))
+                          for j, text in _feed_generated(eps, out, tokenizer, drop_invalid, keep_texts)]
+        if not progressed and all(p is None for p in pending):
+            return
 
 
 def _group_options(envs: Sequence[Any], task_options: Sequence[dict[str, Any]], g: int,

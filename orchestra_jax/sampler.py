@@ -117,7 +117,10 @@ def _sample(logits: jax.Array, key: jax.Array, temperature: jax.Array, top_p: ja
         keep_sorted = (jnp.cumsum(probs, axis=-1) - probs) < top_p  # always keeps the top token
         keep = jnp.zeros_like(keep_sorted).at[jnp.arange(order.shape[0])[:, None], order].set(keep_sorted)
         filtered = jnp.where(keep, filtered, -jnp.inf)
-    tok = jax.random.categorical(key, filtered, axis=-1).astype(jnp.int32)
+    if key.shape:  # one key per row (`Sampler.generate`'s row_rng): each row's draw uses its own key only
+        tok = jax.vmap(lambda k, x: jax.random.categorical(k, x))(key, filtered).astype(jnp.int32)
+    else:
+        tok = jax.random.categorical(key, filtered, axis=-1).astype(jnp.int32)
     return tok, jnp.take_along_axis(logp, tok[:, None], axis=-1)[:, 0]
 
 
@@ -194,7 +197,10 @@ class Sampler:
 
         def body(c):
             i, cache, logits, done, count, hist, toks, lps, emit, reason = c
-            tok, lp = _sample(logits, jax.random.fold_in(key, i), temperature, top_p,
+            # per-row keys: the draw of a row's n-th token of the call is fold_in(its key, n), whatever the
+            # chunk or the other rows; one key: fold_in(the chunk's key, step)
+            step_key = jax.vmap(jax.random.fold_in)(key, count) if key.shape else jax.random.fold_in(key, i)
+            tok, lp = _sample(logits, step_key, temperature, top_p,
                               greedy=greedy, top_k=top_k, use_top_p=use_top_p)
             live = ~done
             tok = jnp.where(live, tok, self.pad_id)
@@ -302,13 +308,19 @@ class Sampler:
                  top_k: int = 0, top_p: float = 1.0, rng: int | jax.Array = 0,
                  stop_token_seqs: Sequence[Sequence[int]] = (), stop_strings: Sequence[str] = (),
                  decode: Callable[[list[int]], str] | None = None,
-                 active: Sequence[bool] | None = None) -> tuple[SamplerState, GenerationOutput]:
+                 active: Sequence[bool] | None = None,
+                 row_rng: Sequence[Sequence[int]] | None = None) -> tuple[SamplerState, GenerationOutput]:
         """Generate up to `max_new_tokens` per active row (see the module docstring).
 
         Args:
             rng: int seed or a jax PRNG key. temperature: > 0 samples, 0 is greedy.
             top_k: keep the k most likely ids (0 = off; static, compiles once per value).
             top_p: nucleus mass in (0, 1] (1 = off).
+            row_rng: None (one key per call: a row's draws depend on the batch it is in), or per row a
+                tuple of ints (e.g. (episode row, turn)): row b samples its n-th token of this call with
+                fold_in(fold_in(key(rng), row_rng[b]...), n), so its draws do not depend on which rows
+                share the batch, on the chunking, or on when the call runs (the overlapped rollouts of
+                `orchestra_jax.rollout.collect_rollouts`).
         Returns:
             (new state, GenerationOutput).
         Raises:
@@ -328,6 +340,13 @@ class Sampler:
                                            ["inactive" if active is not None and not a else "length"
                                             for a in (active or [True] * b)])
         key = jax.random.key(rng) if isinstance(rng, int) else rng
+        if row_rng is not None:
+            if len(row_rng) != b:
+                raise ValueError(f"row_rng has {len(row_rng)} entries, the state has {b} rows")
+            ints = np.asarray(row_rng, np.uint32).reshape(b, -1)  # [B, m]: every row names m ints
+            key = jnp.broadcast_to(key, (b,))
+            for j in range(ints.shape[1]):
+                key = jax.vmap(jax.random.fold_in)(key, jnp.asarray(ints[:, j]))
         seqs = [list(map(int, s)) for s in stop_token_seqs if len(s)]
         width = max([len(s) for s in seqs] + [1])
         stop_arr = np.full((max(1, len(seqs)), width), -1, np.int32)
@@ -354,7 +373,8 @@ class Sampler:
             n = min(self.chunk, room)
             res = self._decode(self.params, cache, logits, jnp.asarray(done), jnp.int32(n),
                                jnp.int32(max_new_tokens), count, hist, jnp.asarray(stop_arr),
-                               jax.random.fold_in(key, step), jnp.float32(temperature or 1.0),
+                               key if row_rng is not None else jax.random.fold_in(key, step),
+                               jnp.float32(temperature or 1.0),
                                jnp.float32(top_p), jnp.asarray(self.eos_ids), greedy=greedy,
                                top_k=int(top_k), use_top_p=top_p < 1.0,
                                kv_len=self._kv_len(int(cache.slot) + n))

@@ -460,7 +460,7 @@ class Run:
                     self.sampler(state.params), self.tok, self.envs[:cfg.rollout.tasks_per_step * sampled_per_task], options,
                     rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
                     max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature,
-                    max_turns=cfg.env.max_turns, executor=self.pool,
+                    max_turns=cfg.env.max_turns, executor=self.pool, overlap_tools=cfg.rollout.overlap_tools,
                 )
                 trajs = self.with_guided(sampled, options, state.params, _step_seed(cfg.seed, s))
                 t_roll = time.time() - t_step

@@ -164,6 +164,10 @@ class RolloutSection(_Section):
     # so a kind that only one expert solves keeps yielding a mixed group after the policy has stopped
     # sampling that expert. [] = the paper's purely on-policy groups.
     guide_experts: list = dataclasses.field(default_factory=list)
+    # overlap the env steps (tool calls) of one half of the sampled rows with the decoding of the other half
+    # (`orchestra_jax.rollout.collect_rollouts` overlap_tools: two cohorts taking turns, per-row sampler keys;
+    # deterministic for a seed, but other draws than the lockstep batch's). False = the lockstep batch.
+    overlap_tools: bool = False
 
     def _checks(self) -> None:
         need = self._need

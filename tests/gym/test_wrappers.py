@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.domains.tau2.data import data_dir
-from orchestra_gym.wrappers import Budget, Preference, TaskFeatures, ToolChoice, candidate_actions, preference_reward
+from orchestra_gym.wrappers import Budget, Preference, SleepLatency, TaskFeatures, ToolChoice, candidate_actions, preference_reward
 
 TOOLSCALE = "ToolOrchestra-ToolScale-v0"
 TAU2 = data_dir()
@@ -266,3 +266,17 @@ def test_task_features_unknown_values_go_to_other():
     assert feats.names[:4] == ["domain=a", "domain=other", "category=x", "category=other"]
     assert feats._one_hot("synthetic/a", ["a"]) == [1.0, 0.0]
     assert feats._one_hot("b", ["a"]) == [0.0, 1.0]
+
+
+def test_sleep_latency_sleeps_the_steps_latency_scaled_and_clipped():
+    slept = []
+    env = SleepLatency(gym.make("ToolOrchestra-ToolScale-v0"), scale=0.05, min_s=0.5, max_s=3.0, sleep=slept.append)
+    plain = gym.make("ToolOrchestra-ToolScale-v0")
+    env.reset(seed=3)
+    plain.reset(seed=3)
+    action = '<tool_call>\n{"name": "call_expert", "arguments": {"expert": "expert-3"}}\n</tool_call>'
+    out, ref = env.step(action), plain.step(action)
+    assert out[1] == ref[1] and out[4]["latency_s"] == ref[4]["latency_s"]  # the env's results are unchanged
+    assert slept == [min(3.0, max(0.5, ref[4]["latency_s"] * 0.05))]
+    with pytest.raises(ValueError):
+        SleepLatency(plain, min_s=2.0, max_s=1.0)
