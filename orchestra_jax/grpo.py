@@ -7,6 +7,10 @@ Sources followed (cited line by line below):
   [DC]   Dual-clip PPO, arXiv 1912.09729, Eq. 6 (lower bound c * A for A < 0).
   [DR]   Dr. GRPO, arXiv 2503.20783, Sec. 3.1 (sum over tokens divided by a constant).
   [KL]   J. Schulman, "Approximating KL Divergence" (2020): estimators k1, k2, k3.
+  [DEC]  AReaL, Fu et al. 2025, arXiv 2505.24298, Eq. 5: the decoupled PPO objective for rollouts of a stale
+         behaviour policy: the clipped ratio is to a proximal policy pi_old, times pi_old / pi_behaviour.
+  [TIS]  Yao et al. 2025, "Your efficient RL framework secretly brings you off-policy RL training": that weight
+         truncated at C (min(w, C), C = 2), as IMPALA's V-trace rho-bar (Espeholt et al. 2018, arXiv 1802.01561).
   [REL]  The released training script `training/train_orchestrator.sh` (verl): clip_ratio_low=0.2,
          clip_ratio_high=0.28, clip_ratio_c=10.0, use_kl_loss=True, kl_loss_coef=0.0001,
          kl_loss_type=mse (k2), token-mean aggregation, GRPO advantage with `torch.std` (unbiased, ddof=1).
@@ -216,6 +220,7 @@ def loss_sums(
     *,
     entropy: jax.Array | None = None,
     sampler_logp: jax.Array | None = None,
+    behaviour_logp: jax.Array | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Un-normalised loss and metric sums of one (micro-)batch; divide by `loss_denominator` of the batch.
 
@@ -228,6 +233,11 @@ def loss_sums(
       config: LossConfig; None = released defaults.
       entropy: optional float32 [B, T] token entropies (nats), for the `entropy` metric.
       sampler_logp: optional float32 [B, T] log-probs reported by the sampler, for `logp_diff_sampler`.
+      behaviour_logp: optional float32 [B, T] log-probs of the (stale) policy that generated the tokens
+        (asynchronous GRPO, `GrpoSection.max_staleness` > 0). Each token's clipped surrogate is then weighed
+        by w = min(exp(old_logp - behaviour_logp), config.behaviour_is_cap), no gradient ([DEC] Eq. 5, [TIS]);
+        metrics `is_weight` (mean w) and `is_truncated` (fraction with w at the cap). None = no weight (the
+        synchronous loss, unchanged).
 
     Returns:
       (loss_sum, sums): loss_sum is a float32 scalar such that loss = loss_sum / denominator. `sums` holds
@@ -258,6 +268,11 @@ def loss_sums(
         pg = jnp.where(adv < 0, pg_dual, pg_clip)  # dual clip only for A < 0 [DC] Eq. 6
     else:
         pg = pg_clip
+    if behaviour_logp is not None:  # [DEC] Eq. 5: pi_old / pi_behaviour, truncated at C [TIS]
+        blp = jnp.where(m, jax.lax.stop_gradient(behaviour_logp), zero)
+        raw_w = jnp.exp(jnp.clip(olp - blp, -cfg.log_ratio_clamp, cfg.log_ratio_clamp))
+        is_w = jnp.minimum(raw_w, cfg.behaviour_is_cap)
+        pg = pg * is_w
 
     per_token = pg
     kl_tok = zero
@@ -303,6 +318,9 @@ def loss_sums(
     if ref_logp is not None:
         sums["kl_sum"] = tsum(kl_tok)
         sums["kl_k1_sum"] = tsum(lp - rlp)  # k1 = logp - ref, metric only [KL]
+    if behaviour_logp is not None:
+        sums["is_weight_sum"] = tsum(is_w)
+        sums["is_truncated_sum"] = tsum((raw_w >= cfg.behaviour_is_cap).astype(jnp.float32))
     if entropy is not None:
         sums["entropy_sum"] = tsum(jnp.where(m, entropy, 0.0))
     if sampler_logp is not None:
@@ -326,7 +344,8 @@ def merge_metric_sums(a: dict[str, jax.Array], b: dict[str, jax.Array]) -> dict[
 
 def finalize_metrics(sums: dict[str, jax.Array]) -> dict[str, jax.Array]:
     """Token means from metric sums: clipfrac_low/high/dual, approx_kl, ratio_mean/min/max, pg_loss,
-    kl (chosen estimator), kl_k1, entropy, logp_diff_sampler (mean |sampler - trainer| log-prob)."""
+    kl (chosen estimator), kl_k1, entropy, logp_diff_sampler (mean |sampler - trainer| log-prob), and with a
+    behaviour policy is_weight / is_truncated."""
     n = jnp.maximum(sums["tokens"], 1.0)
     out = {"tokens": sums["tokens"], "sequences": sums["sequences"]}
     for k, v in sums.items():
@@ -350,6 +369,7 @@ def policy_loss(
     denominator: jax.Array | float | None = None,
     entropy: jax.Array | None = None,
     sampler_logp: jax.Array | None = None,
+    behaviour_logp: jax.Array | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """GRPO clipped surrogate loss with dual clip and KL-to-reference ([GRPO] Eq. 3, [DAPO], [DC], [REL]).
 
@@ -364,7 +384,8 @@ def policy_loss(
     """
     cfg = config or DEFAULT_LOSS_CONFIG
     loss_sum, sums = loss_sums(
-        logp, old_logp, advantages, mask, ref_logp, cfg, entropy=entropy, sampler_logp=sampler_logp
+        logp, old_logp, advantages, mask, ref_logp, cfg, entropy=entropy, sampler_logp=sampler_logp,
+        behaviour_logp=behaviour_logp,
     )
     den = loss_denominator(mask, cfg) if denominator is None else jnp.asarray(denominator, jnp.float32)
     loss = loss_sum / den  # token-mean / seq-mean / Dr.GRPO: sum over tokens / global constant

@@ -6,7 +6,9 @@ Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo}
   2. SFT warm start (`Run.sft`): demonstrations of `orchestra_gym.agents.DelegatingAgent`, the pure
      `train_step.make_sft_step`;
   3. evaluation on held-out tasks (`Run.evaluate`, seeds >= 2^31);
-  4. GRPO (`Run.grpo`), per step: sample tasks -> roll out (`rollout.collect_rollouts`) -> rewards,
+  4. GRPO (`Run.grpo`), per step: sample tasks -> roll out (`Run.rollout_step`: `rollout.collect_rollouts`
+     and the guided rollouts; with grpo.max_staleness k > 0 generated up to k steps ahead by an older
+     policy in background threads, `orchestra_jax.async_grpo`) -> rewards,
      filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.grpo_updates`:
      ppo_epochs x ppo_mini_batches steps of `train_step.make_grpo_step` with pi_old fixed, none when no
      token is kept; a non-finite loss or gradient stops the run) -> log (JSONL, TensorBoard, tqdm) ->
@@ -42,6 +44,7 @@ from tqdm import tqdm
 from orchestra_gym.agents.rules import RULE_NAMES
 from orchestra_gym.evaluation import by_label, rollout_summary
 from orchestra_jax import checkpoint, sharding
+from orchestra_jax.async_grpo import AsyncRollouts
 from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
 from orchestra_jax.plots import write_plots
 from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs, run_setting
@@ -231,6 +234,8 @@ class Run:
                                             temperature=cfg.rollout.temperature)
         self.behaviour_logp_fn = make_old_logp_fn(self.grpo_logp_fn)  # guided rollouts' log-probs
         self.envs = make_envs(cfg, cfg.rollout.tasks_per_step * cfg.rollout.rollouts_per_task)
+        self.env_wrapper: Any = None  # applied to the env sets made later (`env_set`)
+        self._env_sets = [self.envs]
         self.pool = ThreadPoolExecutor(max_workers=cfg.rollout.tool_workers)
         self._sampler: Sampler | None = None
         self.log_file = open(self.dir / "metrics.jsonl", "a")
@@ -448,22 +453,21 @@ class Run:
                 ck.save(0, state, self._grpo_meta(0, initial_eval, guard))
             self.truncate_log("grpo", start)
             update = self._grpo_update_fns(guard.lr_scale if guard else 1.0)
+            lag = cfg.grpo.max_staleness
+            ahead = AsyncRollouts(self, lag) if lag else None
+            if ahead is not None:  # steps start..start+lag all roll out with the policy of step `start`
+                ahead.launch(range(start, min(start + lag + 1, cfg.max_steps)), state.params, start)
             bar = self._bar(cfg.max_steps, "grpo", start)
             for s in range(start, cfg.max_steps):
                 t_step = time.time()
-                # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each
-                pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
-                options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng))
-                           for _ in range(cfg.rollout.tasks_per_step)]
-                sampled_per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
-                sampled, stats = collect_rollouts(
-                    self.sampler(state.params), self.tok, self.envs[:cfg.rollout.tasks_per_step * sampled_per_task], options,
-                    rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
-                    max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature,
-                    max_turns=cfg.env.max_turns, executor=self.pool, overlap_tools=cfg.rollout.overlap_tools,
-                )
-                trajs = self.with_guided(sampled, options, state.params, _step_seed(cfg.seed, s))
-                t_roll = time.time() - t_step
+                # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each (with max_staleness
+                # k > 0: collect the rollouts of step s, generated in the background by the policy of step s - k)
+                if ahead is None:
+                    sampled, trajs, stats = self.rollout_step(s, self.sampler(state.params), state.params, self.envs)
+                    t_roll, version = time.time() - t_step, s
+                else:
+                    sampled, trajs, stats, t_roll, version = ahead.result(s)
+                t_wait = time.time() - t_step
                 # ---- rewards, filters, advantages -> batch
                 batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
                 if cfg.grpo.compact_batch and cfg.grpo.loss.aggregation != "dr-grpo":
@@ -474,6 +478,8 @@ class Run:
                                    seed=_step_seed(cfg.seed, s), old_logp_fn=update["old_logp"])
                 state = res.state
                 self._check_finite(s + 1, res.updates, ck)
+                if ahead is not None:  # step s + 1 + k rolls out with the policy of step s + 1, while s + 1 trains
+                    ahead.launch([s + 1 + lag], state.params, s + 1)
                 # ---- log, guard, checkpoint (the policy's own rollouts; guided ones only in the batch counts)
                 ep = episode_summary(sampled)
                 rec = {"phase": "grpo", "step": s + 1, "reward_mean": bstats.pop("reward_mean"),
@@ -483,6 +489,8 @@ class Run:
                        "peak_rss_gib": _peak_rss_gib(),
                        **{f"mix/{k}": v for k, v in ep["tool_mix"].items()},
                        **_label_metrics(sampled)}
+                if ahead is not None:  # how stale the step's rollouts were, and how long the trainer waited for them
+                    rec.update({"staleness": s - version, "rollout_wait_s": t_wait})
                 if (s + 1) % cfg.log_every == 0:
                     self.log(rec)
                 bar.update(1)
@@ -497,21 +505,58 @@ class Run:
                     if event.action == "restore":
                         state, _ = ck.restore(event.restore_step, state)
                         update = self._grpo_update_fns(guard.lr_scale)
+                        if ahead is not None:  # the steps rolled out ahead used the policy given up: redo them
+                            ahead.discard()
+                            ahead.launch(range(s + 1, min(s + 2 + lag, cfg.max_steps)), state.params, s + 1)
                 if (s + 1) % cfg.checkpoint.every == 0 or s + 1 == cfg.max_steps:
                     if guard is not None:
                         guard.checkpointed(s + 1)
                     ck.save(s + 1, state, self._grpo_meta(s + 1, initial_eval, guard))
             bar.close()
         finally:
+            if ahead is not None:
+                ahead.close()
             ck.close()
         return state.params, cfg.max_steps, initial_eval
 
+    def rollout_step(self, s: int, sampler: Sampler, params: Any, envs: list[Any]
+                     ) -> tuple[list[Trajectory], list[Trajectory], Any]:
+        """The rollouts of GRPO step `s` by the policy `params` (loaded in `sampler`) on `envs` (one env set
+        of tasks_per_step x rollouts_per_task): the step's tasks and preferences (drawn from (seed, s), paper
+        Sec. 3.3), rollouts_per_task - len(guide_experts) sampled episodes per task
+        (`orchestra_jax.rollout.collect_rollouts`) and the guided ones (`with_guided`, their behaviour
+        log-probs from `params`). Returns (sampled, all trajectories in group order, RolloutStats)."""
+        cfg = self.cfg
+        pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
+        options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng))
+                   for _ in range(cfg.rollout.tasks_per_step)]
+        sampled_per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
+        sampled, stats = collect_rollouts(
+            sampler, self.tok, envs[:cfg.rollout.tasks_per_step * sampled_per_task], options,
+            rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
+            max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature,
+            max_turns=cfg.env.max_turns, executor=self.pool, overlap_tools=cfg.rollout.overlap_tools,
+        )
+        trajs = self.with_guided(sampled, options, params, _step_seed(cfg.seed, s), envs)
+        return sampled, trajs, stats
+
+    def env_set(self, j: int) -> list[Any]:
+        """The j-th set of the run's environments (tasks_per_step x rollouts_per_task envs; set 0 is
+        `self.envs`), made on first use with `make_envs` and wrapped by `self.env_wrapper` when set (a
+        benchmark's `orchestra_gym.wrappers.SleepLatency`). Asynchronous GRPO rolls out several steps at once,
+        each on its own set."""
+        while len(self._env_sets) <= j:
+            envs = make_envs(self.cfg, len(self.envs))
+            self._env_sets.append([self.env_wrapper(e) for e in envs] if self.env_wrapper else envs)
+        return self._env_sets[j]
+
     def with_guided(self, sampled: list[Trajectory], options: list[dict[str, Any]], params: Any,
-                    seed: int) -> list[Trajectory]:
+                    seed: int, envs: list[Any] | None = None) -> list[Trajectory]:
         """A step's groups with their guided rollouts (`TrainConfig.rollout.guide_experts`): group i is its
         sampled rollouts, then one `orchestra_jax.rollout.guided_rollouts` episode per guide expert on the
-        same task under the same preference and env seed. The guided episodes' sampler_logp are the
-        current policy's log-probs at the sampling temperature (they enter the loss as its samples).
+        same task under the same preference and env seed, on `envs` (default `self.envs`) after the sampled
+        rows' envs. The guided episodes' sampler_logp are the log-probs of `params` (the policy that rolled
+        the step out) at the sampling temperature (they enter the loss as its samples).
         Returns `sampled` itself when no guide is configured."""
         cfg = self.cfg
         k = len(cfg.rollout.guide_experts)
@@ -520,7 +565,8 @@ class Run:
         gs = cfg.rollout.rollouts_per_task - k
         n = len(options)
         opts = [dict(o, task_id=sampled[i * gs].task_id) for i, o in enumerate(options)]
-        guided = guided_rollouts(self.envs[n * gs:n * cfg.rollout.rollouts_per_task], self.tok,
+        envs = self.envs if envs is None else envs
+        guided = guided_rollouts(envs[n * gs:n * cfg.rollout.rollouts_per_task], self.tok,
                                  [guide(cfg, e) for e in cfg.rollout.guide_experts], opts, seed=seed,
                                  max_turns=cfg.env.max_turns, max_seq_len=cfg.rollout.max_seq_len, executor=self.pool)
         self._policy_logp(guided, params)
@@ -547,7 +593,8 @@ class Run:
         cfg = self.cfg
         tx = optimizer_from_config(cfg, lr_scale=lr_scale)
         several = cfg.grpo.ppo_epochs * cfg.grpo.ppo_mini_batches > 1 and cfg.grpo.old_logp_source == "trainer"
-        return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.grpo.old_logp_source),
+        return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.grpo.old_logp_source,
+                                       behaviour_correction=cfg.grpo.max_staleness > 0),
                 "old_logp": make_old_logp_fn(self.grpo_logp_fn) if several else None}
 
     @staticmethod

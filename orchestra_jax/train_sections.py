@@ -86,6 +86,11 @@ class LossConfig(_Section):
     aggregation: str = "token-mean"  # token-mean [REL] | seq-mean-token-mean [GRPO] | dr-grpo [DR]
     max_len: int | None = None  # Dr. GRPO's constant length (tokens); None = the batch's T (a run: max_seq_len)
     log_ratio_clamp: float = 20.0  # |logp - old_logp| clamp before exp, as verl (numerical safety)
+    # truncation C of the behaviour importance weight min(pi_old / pi_behaviour, C) that corrects rollouts of a
+    # stale policy (grpo.max_staleness > 0 only): the decoupled objective of AReaL (Fu et al. 2025, arXiv
+    # 2505.24298, Eq. 5) with the truncation of TIS (Yao et al. 2025, "Your efficient RL framework secretly
+    # brings you off-policy RL training"; C = 2 there) and of IMPALA's V-trace rho-bar (arXiv 1802.01561)
+    behaviour_is_cap: float = 2.0
 
     def _checks(self) -> None:
         need = self._need
@@ -97,6 +102,7 @@ class LossConfig(_Section):
         need(self.kl_coef >= 0, "kl_coef", "must be >= 0")
         need(self.max_len is None or self.max_len >= 1, "max_len", "must be >= 1 (or None: the batch's T)")
         need(self.log_ratio_clamp > 0, "log_ratio_clamp", "must be > 0")
+        need(self.behaviour_is_cap >= 1, "behaviour_is_cap", "must be >= 1 (inf: no truncation)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,13 +206,21 @@ class GrpoSection(_Section):
     # drop the rows the paper's filters left without a kept token before the update (`batch.compact_rows`;
     # the loss and gradient are unchanged; never for the dr-grpo aggregation, whose denominator counts rows)
     compact_batch: bool = True
+    # bounded-staleness asynchronous GRPO (prime-rl's max_async_level): the rollouts of step s are generated
+    # by the policy of step max(start, s - max_staleness) in background threads while the trainer trains, and
+    # the loss weighs each token by min(pi_old / pi_behaviour, grpo.loss.behaviour_is_cap) (see `LossConfig`).
+    # 0 = synchronous (every step's rollouts come from the policy being trained, bit-identical to before).
+    max_staleness: int = 0
 
     def _checks(self) -> None:
         need = self._need
         self._positive(("ppo_epochs", "ppo_mini_batches"))
+        self._positive(("max_staleness",), least=0)
         self._positive(("adv_ddof",), least=0)
         need(self.reward in ("preference", "outcome"), "reward", "use 'preference' or 'outcome'")
         need(self.old_logp_source in ("trainer", "sampler"), "old_logp_source", "use 'trainer' or 'sampler'")
+        need(self.max_staleness == 0 or self.old_logp_source == "trainer", "max_staleness",
+             "needs grpo.old_logp_source='trainer' (pi_old must be the trained policy to correct the rollouts' lag)")
         need(self.adv_clip > 0, "adv_clip", "must be > 0")
 
 

@@ -197,6 +197,7 @@ def make_grpo_step(
     *,
     old_logp_source: str = "trainer",
     donate: bool = True,
+    behaviour_correction: bool = False,
 ) -> Callable[[TrainState, dict[str, jax.Array]], tuple[TrainState, dict[str, jax.Array]]]:
     """The jit-compiled GRPO update: ``(state, batch) -> (state, metrics)`` (state donated).
 
@@ -206,7 +207,9 @@ def make_grpo_step(
     is then the mini-batch's, verl's token-mean per update). pi_old is batch["old_logp"] when the batch
     carries it (`make_old_logp_fn`, fixed over several updates), else the current policy with no
     gradient ("trainer": verl with one PPO epoch, ratio 1 at the start) or the sampler's log-probs
-    ("sampler"). Under a mesh, shard params and the batch's row axis; XLA inserts the reductions.
+    ("sampler"). With `behaviour_correction` (asynchronous GRPO: the rollouts came from a stale policy),
+    batch["sampler_logp"] is the behaviour policy's and each token is weighed by min(pi_old / pi_behaviour,
+    loss_cfg.behaviour_is_cap) (`orchestra_jax.grpo.loss_sums` behaviour_logp). Under a mesh, shard params and the batch's row axis; XLA inserts the reductions.
 
     Metrics: loss, pg_loss, kl, kl_k1, clipfrac_low/high/dual, approx_kl, ratio_mean/min/max,
     logp_diff_sampler (mean |sampler - trainer| log-prob), tokens, sequences, grad_norm, and entropy
@@ -232,7 +235,7 @@ def make_grpo_step(
                 else:
                     old = jax.lax.stop_gradient(lp) if old_logp_source == "trainer" else slp
                 loss_sum, sums = grpo.loss_sums(lp, old, mb["advantages"], mask, ref, cfg, entropy=ent,
-                                                sampler_logp=slp)
+                                                sampler_logp=slp, behaviour_logp=slp if behaviour_correction else None)
                 return loss_sum / den, sums
 
             (loss, sums), g = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
