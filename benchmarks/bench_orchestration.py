@@ -33,7 +33,7 @@ preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-
 
 Usage: python benchmarks/bench_orchestration.py --checkpoint RUN_DIR [--episodes 500] [--router-tasks 300]
        [--plot PNG] [--record]
-       python benchmarks/bench_orchestration.py --pool specialists [--episodes 500] [--json OUT] (expert pools,
+       python benchmarks/bench_orchestration.py --pool specialists [--episodes 500] [--json OUT] [--plot DIR] (expert pools,
        issue 34: settings default / unseen-experts / unseen-pricing, fixed rules on stated properties, text and
        oracle routers, adherence; benchmarks/pool_bench.py)
 Writes benchmarks/RESULTS.md only with --record.
@@ -310,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
                    "three settings default / unseen-experts / unseen-pricing of benchmarks/pool_bench.py")
     p.add_argument("--episodes", type=int, default=500, help="held-out tasks (default 500)")
     p.add_argument("--router-tasks", type=int, default=300, help="training tasks the router is fitted on")
-    p.add_argument("--plot", type=Path, default=None, help="write the accuracy-cost plane here (PNG)")
+    p.add_argument("--plot", type=Path, default=None, help="write the accuracy-cost plane here (PNG); with --pool a "
+                   "folder: the plane of each setting and the tool mix per preference")
     p.add_argument("--json", type=Path, default=None, help="write the measurement here (JSON)")
     p.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
     args = p.parse_args(argv)
@@ -323,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         if args.json:
             args.json.write_text(json.dumps(m, indent=1, default=float))
+        if args.plot:  # with --pool, a folder: plane_<setting>.png and tool_mix.png
+            print("\n".join(pool_bench.plot(m, args.plot)))
         if args.record:
             from _record import append_section, command
 

@@ -30,7 +30,7 @@ import numpy as np
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import CascadeAgent, ExpertAgent
 from orchestra_gym.agents.rules import StatedRuleAgent, TextRouterAgent, expected_utility, fit_text_router, request_text
-from orchestra_gym.evaluation import EpisodeResult, hull_gap, summarize
+from orchestra_gym.evaluation import EpisodeResult, cost_accuracy_hull, hull_gap, mean_tool_calls, summarize
 from orchestra_gym.rewards import reference_group_scores
 from orchestra_gym.tools.pools import get_pool
 from orchestra_jax.train_config import TrainConfig
@@ -366,6 +366,7 @@ def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint:
                     {p: episodes_of(played, router_picks(played, clf, pref)) for p, pref in prefs.items()})
             fixed_eps = {r: episodes_of(played, picks[r]) for r in picks}
             fixed_eps["cascade"] = played["cascade"]
+            out["default_tool_mix"] = expert_mix(pool, runs["default"])
             for p, pref in prefs.items():
                 if p == "default":
                     continue
@@ -377,6 +378,7 @@ def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint:
                 out["adherence"][p] = {"subject": subject, "passed": bool(m[q][0] > 2 * m[q][1]),
                                        "margin": m[q][0], "stderr": m[q][1], "against": q,
                                        **{k: v for k, v in row(runs[p]).items()},
+                                       "tool_mix": expert_mix(pool, runs[p]),
                                        "vs_default": {k: row(runs[p])[k] - row(runs["default"])[k]
                                                       for k in ("success", "cost_c", "latency_s")}}
                 if agent is not None:
@@ -411,3 +413,66 @@ def markdown(m: dict[str, Any]) -> str:
         lines.append(f"| {p} | {a['success']:.3f} | {a['cost_c']:.3f} | {a['latency_s']:.1f} | {a['against']} | "
                      f"{a['margin']:+.3f} | {a['stderr']:.3f} | {a['passed']} |")
     return "\n".join(lines) + "\n"
+
+
+def expert_mix(pool: str, results: Sequence[EpisodeResult]) -> dict[str, float]:
+    """Calls per episode of each of `pool`'s experts (`mean_tool_calls`, restricted to the pool's names)."""
+    names = set(get_pool(pool).names)
+    return {k: v for k, v in mean_tool_calls(results).items() if k in names}
+
+
+def plot(m: dict[str, Any], out_dir: Any) -> list[str]:
+    """The figures of `orchestration`'s result `m` (matplotlib `Figure`, no pyplot), written to `out_dir`:
+    ``plane_<setting>.png`` per setting (the fixed rules, their accuracy-cost hull, the text router, the oracle
+    router and the policy when there is one; cost in US cents per task, log-scaled) and ``tool_mix.png`` (the
+    adherence subject's calls per episode of each expert under the default and each held-out preference).
+    Returns the paths written."""
+    from pathlib import Path
+
+    from matplotlib.figure import Figure
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    marks = {"policy": ("r*", 12), "text_router": ("bs", 7), "oracle_router": ("gD", 6)}
+    for name, st in m["settings"].items():
+        fig = Figure(figsize=(6.5, 4.5))
+        ax = fig.add_subplot()
+        fixed = {a: r for a, r in st.items() if a not in marks}
+        hull = cost_accuracy_hull([(r["cost_c"], r["success"]) for r in fixed.values()])
+        ax.plot([c for c, _ in hull], [a for _, a in hull], "k--", lw=1, label="hull of the fixed rules")
+        for a, r in fixed.items():
+            ax.plot(r["cost_c"], r["success"], "ko", ms=5)
+            ax.annotate(a, (r["cost_c"], r["success"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        for a, (style, ms) in marks.items():
+            r = st.get(a)
+            if r is not None:
+                ax.plot(r["cost_c"], r["success"], style, ms=ms,
+                        label=f"{a.replace('_', ' ')} ({100 * r['hull_gap']:+.1f} pts)")
+        ax.set_xscale("log")
+        ax.set_xlabel("cost per task (US cents)")
+        ax.set_ylabel("success rate")
+        ax.set_title(f"pool {m['pool']}, setting {name}, {m['episodes']} held-out tasks")
+        ax.legend(loc="lower right", fontsize=8)
+        fig.tight_layout()
+        path = out / f"plane_{name}.png"
+        fig.savefig(path, dpi=120)
+        written.append(str(path))
+    if m["adherence"]:
+        mixes = {"default": m.get("default_tool_mix", {}), **{p: a["tool_mix"] for p, a in m["adherence"].items()}}
+        experts = sorted({k for mix in mixes.values() for k in mix})
+        fig = Figure(figsize=(max(6.5, 0.7 * len(experts) + 2), 4.0))
+        ax = fig.add_subplot()
+        width = 0.8 / len(mixes)
+        for j, (p, mix) in enumerate(mixes.items()):
+            ax.bar(np.arange(len(experts)) + j * width, [mix.get(e, 0.0) for e in experts], width, label=p)
+        ax.set_xticks(np.arange(len(experts)) + 0.4 - width / 2, experts, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("calls per episode")
+        subject = next(iter(m["adherence"].values()))["subject"].replace("_", " ")
+        ax.set_title(f"tool mix of the {subject} per preference (setting default)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / "tool_mix.png"
+        fig.savefig(path, dpi=120)
+        written.append(str(path))
+    return written

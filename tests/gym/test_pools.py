@@ -240,3 +240,26 @@ def test_tradeoffs_setting_lets_every_kind_be_solved_and_routes_differ_by_prefer
     assert rows["accuracy first"]["success"] > rows["cost first"]["success"] + 0.05
     assert rows["cost first"]["cost_c"] < 0.5 * rows["accuracy first"]["cost_c"]
     assert rows["latency first"]["latency_s"] < 0.7 * rows["accuracy first"]["latency_s"]
+
+
+def test_pool_orchestration_plots_each_setting_and_the_tool_mix_per_preference(tmp_path):
+    """`bench_orchestration --pool P --plot DIR`: one accuracy-cost plane per setting and the tool mix of the
+    adherence subject (here the text router) per preference, counted over the pool's experts only."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import pool_bench as pb
+
+    m = pb.orchestration("tradeoffs", 60, router_tasks=100)
+    names = set(get_pool("tradeoffs").names)
+    mixes = {"default": m["default_tool_mix"], **{p: a["tool_mix"] for p, a in m["adherence"].items()}}
+    assert set(mixes) == {"default", "accuracy first", "cost first", "latency first"}
+    assert all(set(mix) <= names for mix in mixes.values())
+    # the text router picks one expert per task at reset, so its mix sums to about one call per episode
+    assert all(0.8 <= sum(mix.values()) <= 2.0 for mix in mixes.values())
+    assert mixes["cost first"].get("gpt-5", 0) < mixes["default"]["gpt-5"] - 0.2  # cost first leaves the dear expert
+    written = pb.plot(m, tmp_path / "plots")
+    assert [Path(p).name for p in written] == ["plane_default.png", "plane_unseen-experts.png",
+                                               "plane_unseen-pricing.png", "tool_mix.png"]
+    assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
