@@ -34,6 +34,7 @@ import numpy as np
 from orchestra_gym.parsing import parse_action
 from orchestra_gym.rewards import RewardLayout
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
+from orchestra_jax.train_sections import ROLLOUT_ENGINES
 
 __all__ = [
     "Trajectory",
@@ -161,8 +162,7 @@ def env_reply_ids(tokenizer: ChatTokenizer, info: dict[str, Any]) -> list[int]:
     return tokenizer.encode(render_messages(new, after_assistant=True))
 
 
-# the rollout engines of `collect_rollouts` (`TrainConfig.rollout.engine`)
-ENGINES = ("lockstep", "continuous")
+ENGINES = ROLLOUT_ENGINES  # the engines of `collect_rollouts` (`TrainConfig.rollout.engine`)
 
 # why an episode left the loss before the environment ended it (`Episode.cut`, `Trajectory.cut_reason`)
 CUT_REASONS = ("max_new_tokens", "cache_full", "max_seq_len", "max_turns")

@@ -75,3 +75,17 @@ def test_a_rows_tokens_do_not_depend_on_the_slot_count(collect):
     assert [t.tokens for t in two] == [t.tokens for t in six] == [t.tokens for t in over]
     for x, y in zip(two, six):
         np.testing.assert_allclose(x.sampler_logp, y.sampler_logp, atol=1e-5)
+
+
+def test_engine_and_slots_are_validated():
+    from orchestra_gym.errors import ConfigError
+    from orchestra_jax.train_config import TrainConfig
+
+    cfg = TrainConfig.preset("tiny-toolscale")
+    assert (cfg.rollout.engine, cfg.rollout.slots) == ("lockstep", 0)  # off by default
+    on = TrainConfig.preset("tiny-toolscale", **{"rollout.engine": "continuous", "rollout.slots": 16})
+    assert (on.rollout.engine, on.rollout.slots) == ("continuous", 16)
+    for bad in ({"rollout.engine": "vllm"}, {"rollout.slots": -1},
+                {"rollout.engine": "continuous", "rollout.overlap_tools": True}):
+        with pytest.raises(ConfigError, match="rollout.engine|rollout.slots"):
+            TrainConfig.preset("tiny-toolscale", **bad)
