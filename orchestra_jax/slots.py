@@ -5,13 +5,15 @@ the KV cache, refilled with another conversation's turn as soon as its own turn 
 (`KVCache.slot`, a scalar), every block is left-padded to the longest row, and a row that has finished its
 turn keeps its place until the slowest row is done. `SlotSampler` keeps S slots instead:
 
-- per-slot positions: the cache's ``slot`` field is int32 [S] (one write index per slot), ``length`` [S] the
-  slot's real tokens (its next RoPE position). A block is written right-padded at the slot's own index and the
+- per-slot positions: the cache (a `KVCache`, k / v [L, S, C, K, H]) has ``slot`` int32 [S] (one write index
+  per slot) and ``length`` [S] (the slot's real tokens: its next RoPE position). A block is written right-padded at the slot's own index and the
   index advances by the block's real tokens only, so a slot's cache holds its conversation without padding
   (the padding's keys land past the end and are overwritten by the next block; their ``valid`` stays False).
-  The per-row forward is the model's own `Qwen3.forward_cached` for one row, `jax.vmap`'d over the slots:
-  the attention and cache arithmetic keep one owner, and the row's write becomes a batched scatter. Shapes are
-  static: the decode step is [S, 1] and compiles once per attention window (`Sampler.kv_min` buckets).
+  The forward is the model's own `Qwen3.forward_cached`, which writes a cache with a per-row ``slot`` by a
+  per-row scatter (in place, as the lockstep cache's dynamic_update_slice): the attention and cache arithmetic
+  keep one owner. (A `jax.vmap` of the one-row forward over the slots gives the same values but decoded 2x
+  slower on the tiny preset: its batching rules copied the cache every step.) Shapes are static: the decode
+  step is [S, 1] and compiles once per attention window (`Sampler.kv_min` buckets).
 - chunked prefill between decode steps: `step` feeds at most one block of at most `prefill_chunk` tokens to
   the slots that still have tokens queued (a new prompt, a whole conversation, or an env reply), then runs up
   to `chunk` decode steps for the slots whose queue is empty. The feed gathers only the slots that have
@@ -64,19 +66,13 @@ class FinishedTurn:
 
 
 def _rows_forward(model, cache: KVCache, ids: jax.Array, counts: jax.Array, kv_len: int):
-    """Feed right-padded blocks ids int32 [P, W] (row p's first counts[p] ids are real) to P rows of a
-    per-row cache (k, v [L, P, C, K, H]; valid [P, C]; length, slot int32 [P]), each at its own write index.
-    Returns (hidden [P, W, D] compute dtype, the cache with slot += counts)."""
+    """Feed right-padded blocks ids int32 [P, W] (row p's first counts[p] ids are real) to the P rows of a
+    cache with one write index per row (`KVCache` slot int32 [P]; `Qwen3.forward_cached` writes row p at
+    slot[p] .. slot[p] + W - 1 with a per-row scatter). Returns (hidden [P, W, D] compute dtype, the cache
+    with slot += counts: the padding's slots are overwritten by the next block)."""
     mask = jnp.arange(ids.shape[1], dtype=jnp.int32)[None, :] < counts[:, None]
-
-    def one(k, v, valid, length, slot, row_ids, row_mask):
-        c = KVCache(k[:, None], v[:, None], valid[None], length[None], slot)
-        h, c = model.forward_cached(row_ids[None], row_mask[None], c, kv_len)
-        return h[0], c.k[:, 0], c.v[:, 0], c.valid[0], c.length[0]
-
-    h, k, v, valid, length = jax.vmap(one, in_axes=(1, 1, 0, 0, 0, 0, 0), out_axes=(0, 1, 1, 0, 0))(
-        cache.k, cache.v, cache.valid, cache.length, cache.slot, ids, mask)
-    return h, KVCache(k, v, valid, length, cache.slot + counts)
+    h, new = model.forward_cached(ids, mask, cache, kv_len)
+    return h, dataclasses.replace(new, slot=cache.slot + counts)
 
 
 class SlotSampler:
@@ -106,7 +102,7 @@ class SlotSampler:
         self.chunk, self.prefill_chunk = int(chunk), int(prefill_chunk)
         cfg = sampler.config
         c = KVCache.init(cfg, self.slots, self.capacity + self.prefill_chunk)
-        self.cache = dataclasses.replace(c, slot=jnp.zeros((self.slots,), jnp.int32))
+        self.cache = dataclasses.replace(c, slot=jnp.zeros((self.slots,), jnp.int32))  # one write index per slot
         self.logits = jnp.zeros((self.slots, cfg.vocab_size), jnp.float32)
         # host mirror, per slot: write index, tokens queued for the next feed, whether the next feed resets
         # the slot, whether it is in a turn, (row, turn) of that turn, the turn's ids and log-probs
