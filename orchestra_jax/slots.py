@@ -135,9 +135,9 @@ class SlotSampler:
         return cache, logits.at[rows].set(row_logits)
 
     def _decode_impl(self, params, cache, logits, live, count, row_key, base_key, n_steps, max_new,
-                     temperature, top_p, eos, first_end, *, greedy, top_k, use_top_p, kv_len):
-        """Up to n_steps decode steps of the `live` slots (bool [S]), stopping after the step in which a turn
-        ends when `first_end` (bool []; a refill is waiting); count int32 [S]: tokens of the slot's turn so
+                     temperature, top_p, eos, refill_at, *, greedy, top_k, use_top_p, kv_len):
+        """Up to n_steps decode steps of the `live` slots (bool [S]), stopping after the step at which
+        `refill_at` (int32 []; 0 = never) of their turns have ended; count int32 [S]: tokens of the slot's turn so
         far; row_key uint32 [S, 2]: (row, turn) of each slot's turn. Returns (cache, logits, done,
         ids [S, chunk], log-probs [S, chunk], emitted [S, chunk], reason [S] (1 eos, 3 length), steps)."""
         from orchestra_jax.sampler import _sample  # the one owner of the sampling rule
@@ -149,8 +149,8 @@ class SlotSampler:
                  jnp.zeros((s, steps), jnp.float32), jnp.zeros((s, steps), bool), jnp.zeros((s,), jnp.int32))
 
         def cond(c):
-            ended = jnp.any(c[3] & live)
-            return (c[0] < n_steps) & ~jnp.all(c[3]) & ~(first_end & ended)
+            ended = jnp.sum(c[3] & live)
+            return (c[0] < n_steps) & ~jnp.all(c[3]) & ~((refill_at > 0) & (ended >= refill_at))
 
         def body(c):
             i, cache, logits, done, count, toks, lps, emit, reason = c
@@ -238,15 +238,15 @@ class SlotSampler:
                           jnp.asarray(ids), jnp.asarray(counts), jnp.asarray(reset), kv_len=self._kv_len(filled))
 
     def step(self, max_new_tokens: int, temperature: float = 1.0, *, top_k: int = 0, top_p: float = 1.0,
-             rng: int = 0, first_end: bool = False) -> list[FinishedTurn]:
+             rng: int = 0, refill_at: int = 0) -> list[FinishedTurn]:
         """One feed block for the slots with tokens queued, then up to `chunk` decode steps for the slots in a
-        turn with nothing queued (fewer: the decoding stops after the step in which a turn ends when
-        `first_end`, so that the caller can refill that slot at once). Returns the turns that ended, in slot
+        turn with nothing queued (fewer: the decoding stops once `refill_at` turns have ended, so that the
+        caller can refill those slots at once; 0 = never). Returns the turns that ended, in slot
         order (their slots are free again, holding their conversation).
 
         Args: max_new_tokens: per turn (>= 1); temperature: > 0 samples, 0 is greedy (log-probs at T = 1);
         top_k / top_p: as `Sampler.generate`; rng: int seed of the base key (the same for every turn);
-        first_end: stop at the first turn that ends (the caller has a turn waiting for a slot).
+        refill_at: stop once this many turns have ended (the caller has turns waiting for a slot; 0 = never).
         """
         if temperature < 0 or not 0 < top_p <= 1 or max_new_tokens < 1:
             raise ValueError(f"need temperature >= 0, top_p in (0, 1], max_new_tokens >= 1; got {temperature}, "
@@ -260,7 +260,7 @@ class SlotSampler:
         res = self._decode(self.sampler.params, self.cache, self.logits, jnp.asarray(live), jnp.asarray(count),
                            jnp.asarray(self.row_key), jax.random.key(int(rng)), jnp.int32(max(1, n)),
                            jnp.int32(max_new_tokens), jnp.float32(temperature or 1.0), jnp.float32(top_p),
-                           jnp.asarray(self.sampler.eos_ids), jnp.asarray(bool(first_end)),
+                           jnp.asarray(self.sampler.eos_ids), jnp.int32(refill_at),
                            greedy=temperature == 0, top_k=int(top_k),
                            use_top_p=top_p < 1.0, kv_len=self._kv_len(max(self.fill[s] for s in np.flatnonzero(live)) + n))
         self.cache, self.logits, done, toks, lps, emit, reason, steps = res
