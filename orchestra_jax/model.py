@@ -61,7 +61,9 @@ class KVCache:
         valid: [B, S] bool, True where the slot holds a real token (padding slots are False and
             never attended to).
         length: [B] int32, number of real tokens of each row (the next RoPE position).
-        slot: [] int32, next slot to write (the same for every row).
+        slot: [] int32, next slot to write (the same for every row); or [B] int32, one write index per row
+            (`orchestra_jax.slots.SlotSampler`'s continuous batching: rows at different points of their
+            conversations share no slot layout).
     """
 
     k: jax.Array
@@ -233,6 +235,10 @@ class Qwen3(nnx.Module):
         eps = c.rms_norm_eps
         cos, sin = rope_tables(positions, c.head_dim, c.rope_theta)
         params = self._layer_params()
+        if cache is not None and cache.slot.ndim:
+            b, t = x.shape[:2]
+            rows = jnp.arange(b, dtype=jnp.int32)[:, None]
+            cols = cache.slot[:, None] + jnp.arange(t, dtype=jnp.int32)[None, :]
 
         def layer(carry, xs):
             h_in, ck, cv = carry
@@ -244,10 +250,14 @@ class Qwen3(nnx.Module):
             v = jnp.einsum("btd,dkh->btkh", h, p["wv"])
             q = apply_rope(rms_norm(q, p["q_norm"], eps), cos, sin)
             k = apply_rope(rms_norm(k, p["k_norm"], eps), cos, sin)
-            if ck is not None:
+            if ck is not None and cache.slot.ndim:  # per-row write index: row b's tokens at slot[b] + t
+                ck = ck.at[idx, rows, cols].set(k.astype(ck.dtype))
+                cv = cv.at[idx, rows, cols].set(v.astype(cv.dtype))
+            elif ck is not None:
                 start = (idx, 0, cache.slot, 0, 0)
                 ck = jax.lax.dynamic_update_slice(ck, k[None].astype(ck.dtype), start)
                 cv = jax.lax.dynamic_update_slice(cv, v[None].astype(cv.dtype), start)
+            if ck is not None:
                 window = (1,) + ck.shape[1:2] + (mask.shape[-1],) + ck.shape[3:]
                 k_all = jax.lax.dynamic_slice(ck, (idx, 0, 0, 0, 0), window)[0].astype(cd)
                 v_all = jax.lax.dynamic_slice(cv, (idx, 0, 0, 0, 0), window)[0].astype(cd)
@@ -322,7 +332,8 @@ class Qwen3(nnx.Module):
         Args:
             input_ids: int32 [B, T]; written to cache slots [cache.slot, cache.slot + T).
             token_mask: bool [B, T]; False marks padding (not attended, no position used).
-            cache: the cache; the caller guarantees cache.slot + T <= kv_len <= cache.max_len.
+            cache: the cache; the caller guarantees cache.slot + T <= kv_len <= cache.max_len (every row's,
+                for a cache with one write index per row).
             kv_len: static number of leading cache slots to attend over (default: all); a
                 sampler passes a bucket just above the filled part, so early turns do not read
                 the whole cache.
@@ -333,11 +344,15 @@ class Qwen3(nnx.Module):
         b, t = input_ids.shape
         token_mask = token_mask.astype(bool)
         positions = cache.length[:, None] + positions_from_mask(token_mask)
-        valid = jax.lax.dynamic_update_slice(cache.valid, token_mask, (0, cache.slot))
-        q_slots = cache.slot + jnp.arange(t, dtype=jnp.int32)
+        if cache.slot.ndim:  # one write index per row: q_slots [B, T]
+            q_slots = cache.slot[:, None] + jnp.arange(t, dtype=jnp.int32)[None, :]
+            valid = cache.valid.at[jnp.arange(b, dtype=jnp.int32)[:, None], q_slots].set(token_mask)
+        else:  # q_slots [1, T]
+            valid = jax.lax.dynamic_update_slice(cache.valid, token_mask, (0, cache.slot))
+            q_slots = (cache.slot + jnp.arange(t, dtype=jnp.int32))[None, :]
         kv_len = cache.max_len if kv_len is None else kv_len
         k_slots = jnp.arange(kv_len, dtype=jnp.int32)
-        mask = valid[:, None, :kv_len] & (k_slots[None, None, :] <= q_slots[None, :, None])
+        mask = valid[:, None, :kv_len] & (k_slots[None, None, :] <= q_slots[:, :, None])
         h, cache = self._run_layers(self.embed_tokens(input_ids), positions, mask, cache)
         cache = dataclasses.replace(cache, valid=valid,
                                     length=cache.length + token_mask.sum(-1, dtype=jnp.int32),

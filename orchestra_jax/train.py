@@ -536,6 +536,7 @@ class Run:
             rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
             max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature,
             max_turns=cfg.env.max_turns, executor=self.pool, overlap_tools=cfg.rollout.overlap_tools,
+            engine=cfg.rollout.engine, slots=cfg.rollout.slots,
         )
         trajs = self.with_guided(sampled, options, params, _step_seed(cfg.seed, s), envs)
         return sampled, trajs, stats

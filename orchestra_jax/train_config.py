@@ -101,6 +101,10 @@ class TrainConfig:
             raise ConfigError(f"grpo.ppo_mini_batches={g.ppo_mini_batches!r}: grpo.ppo_mini_batches x "
                               f"optimizer.micro_batches = {g.ppo_mini_batches} x {o.micro_batches} must divide "
                               f"rollout.tasks_per_step x rollout.rollouts_per_task = {rows}")
+        if g.max_staleness and r.engine != "lockstep":
+            raise ConfigError(f"grpo.max_staleness={g.max_staleness!r}: rollouts ahead of the trainer run on the lockstep "
+                              f"engine only (one continuous-batching engine per sampler would be shared by the steps in "
+                              f"flight); set rollout.engine='lockstep' or grpo.max_staleness=0")
         if self.sft.steps and self.sft.batch_size % o.micro_batches:
             raise ConfigError(f"optimizer.micro_batches={o.micro_batches!r}: must divide sft.batch_size={self.sft.batch_size}")
 

@@ -35,10 +35,11 @@ from orchestra_jax.guard import GuardConfig
 
 __all__ = ["LossConfig", "ModelSection", "EnvSection", "RolloutSection", "GrpoSection", "OptimizerSection",
            "SftSection", "EvaluationSection", "MeshSection", "CheckpointSection", "GuardConfig", "SECTIONS",
-           "FLAT_KEYS", "REMOVED_KEYS", "ConfigDeprecationWarning", "AGGREGATIONS", "KL_ESTIMATORS",
+           "FLAT_KEYS", "REMOVED_KEYS", "ConfigDeprecationWarning", "AGGREGATIONS", "KL_ESTIMATORS", "ROLLOUT_ENGINES",
            "check_fields"]
 
 AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "dr-grpo")
+ROLLOUT_ENGINES = ("lockstep", "continuous")  # rollout.engine (`orchestra_jax.rollout.collect_rollouts` engine)
 KL_ESTIMATORS = ("k2", "k3")
 
 
@@ -174,10 +175,20 @@ class RolloutSection(_Section):
     # (`orchestra_jax.rollout.collect_rollouts` overlap_tools: two cohorts taking turns, per-row sampler keys;
     # deterministic for a seed, but other draws than the lockstep batch's). False = the lockstep batch.
     overlap_tools: bool = False
+    # the rollout engine (`orchestra_jax.rollout.collect_rollouts` engine): "lockstep" (the batch above, or its
+    # cohorts with overlap_tools) or "continuous" (continuous batching, `orchestra_jax.slots.SlotSampler`: `slots`
+    # decode slots, each with its own KV-cache positions, refilled with another episode's turn as soon as its
+    # own ends; env steps run while the other slots decode; per-row sampler keys as overlap_tools).
+    engine: str = "lockstep"
+    slots: int = 0  # with engine "continuous": decode slots (0 = one per sampled episode of the step)
 
     def _checks(self) -> None:
         need = self._need
         self._positive(("tasks_per_step", "rollouts_per_task", "max_new_tokens", "max_seq_len", "tool_workers"))
+        self._positive(("slots",), least=0)
+        need(self.engine in ROLLOUT_ENGINES, "engine", f"use one of {', '.join(map(repr, ROLLOUT_ENGINES))}")
+        need(not (self.engine == "continuous" and self.overlap_tools), "engine",
+             "'continuous' already overlaps the env steps with decoding; set rollout.overlap_tools=False")
         need(self.rollouts_per_task >= 2, "rollouts_per_task", "GRPO needs >= 2 rollouts per task (a group)")
         need(self.temperature > 0, "temperature", "must be > 0 for GRPO sampling")
         need(self.max_new_tokens <= self.max_seq_len, "max_new_tokens", f"must be <= rollout.max_seq_len={self.max_seq_len}")

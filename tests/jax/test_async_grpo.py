@@ -88,5 +88,7 @@ def test_behaviour_weight_matches_float64_numpy():
 def test_max_staleness_needs_the_trainers_pi_old(tmp_path):
     with pytest.raises(ConfigError, match="grpo.max_staleness.*old_logp_source='trainer'"):
         _cfg(tmp_path, **{"grpo.max_staleness": 1, "grpo.old_logp_source": "sampler"})
+    with pytest.raises(ConfigError, match="grpo.max_staleness.*rollout.engine='lockstep'"):
+        _cfg(tmp_path, **{"grpo.max_staleness": 1, "rollout.engine": "continuous"})
     with pytest.raises(ConfigError, match="grpo.loss.behaviour_is_cap"):
         LossConfig(behaviour_is_cap=0.5)
