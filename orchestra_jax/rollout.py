@@ -33,6 +33,7 @@ import numpy as np
 
 from orchestra_gym.parsing import parse_action
 from orchestra_gym.rewards import RewardLayout
+from orchestra_jax.slots import slot_engine
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
 from orchestra_jax.train_sections import ROLLOUT_ENGINES
 
@@ -312,7 +313,7 @@ def collect_rollouts(
       cohorts: with overlap_tools, how many cohorts (>= 2; capped at the number of rows).
       engine: "lockstep" (the batch above, or the cohorts of overlap_tools) or "continuous"
         (`TrainConfig.rollout.engine`; `_continuous`): `slots` decode slots of a `orchestra_jax.slots.SlotSampler`
-        (`Sampler.slot_engine`), each refilled with the next episode's turn as soon as its own ends; an episode's
+        (`orchestra_jax.slots.slot_engine`), each refilled with the next episode's turn as soon as its own ends; an episode's
         env step runs in the pool while the other slots decode. Row r samples its turn t with the keys of
         ``(r, t)``, as overlap_tools, so a row's tokens do not depend on the slot count; the schedule depends on
         the episodes only (deterministic for a seed). Needs a `Sampler` (not a duck-typed one).
@@ -347,7 +348,7 @@ def collect_rollouts(
                 raise ValueError(f"prompt of row {r} has {ep.length} tokens; max_seq_len={max_seq_len} leaves no room "
                                  f"for max_new_tokens={max_new_tokens}: raise max_seq_len or shorten the prompt")
         if engine == "continuous":
-            eng = sampler.slot_engine(min(slots or n * g, n * g), min(sampler.max_cache_len, max_seq_len))
+            eng = slot_engine(sampler, min(slots or n * g, n * g), min(sampler.max_cache_len, max_seq_len))
             before = (eng.slot_steps, eng.busy_slot_steps)
             reprefills = _continuous(eng, tokenizer, envs, episodes, pool, seed=seed, max_turns=max_turns,
                                      max_new_tokens=max_new_tokens, max_seq_len=max_seq_len,

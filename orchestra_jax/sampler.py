@@ -161,7 +161,7 @@ class Sampler:
         if prefill_chunk < 0:
             raise ValueError(f"prefill_chunk must be >= 0 (0 = never chunk), got {prefill_chunk}")
         self.prefill_chunk = int(prefill_chunk)
-        self._slot_engines: dict = {}  # (slots, capacity) -> SlotSampler (`slot_engine`)
+        self._slot_engines: dict = {}  # (slots, capacity) -> SlotSampler (`orchestra_jax.slots.slot_engine`)
         self._feed = jax.jit(self._feed_impl, donate_argnums=(1,), static_argnames=("kv_len",))
         self._decode = jax.jit(self._decode_impl, donate_argnums=(1,),
                                static_argnames=("greedy", "top_k", "use_top_p", "kv_len"))
@@ -173,17 +173,6 @@ class Sampler:
     def update_params(self, model: Qwen3) -> None:
         """Use `model`'s current parameters (same architecture) for later calls."""
         self.graphdef, self.params = nnx.split(model)
-
-    def slot_engine(self, slots: int, capacity: int):
-        """The continuous-batching engine (`orchestra_jax.slots.SlotSampler`) of `slots` slots holding up to
-        `capacity` tokens each, over this sampler's parameters; built once per (slots, capacity) and kept, so
-        its compiled steps serve every later rollout (its cache is reused; each rollout resets the slots)."""
-        from orchestra_jax.slots import SlotSampler
-
-        key = (int(slots), int(capacity))
-        if key not in self._slot_engines:
-            self._slot_engines[key] = SlotSampler(self, *key)
-        return self._slot_engines[key]
 
     # ------------------------------------------------------------------ jitted cores
     def _feed_impl(self, params, cache, next_logits, ids, mask, *, kv_len):

@@ -29,9 +29,9 @@ the sampled tokens (EOS included) are part of the slot's conversation, so a foll
 ``reset`` appends to it (e.g. the env's reply). Stop strings and stop-token sequences are not supported
 (the rollouts do not use them).
 
-Usage (one engine per (Sampler, S, capacity); `Sampler.slot_engine` builds and caches it)::
+Usage (one engine per (Sampler, S, capacity); `slot_engine` builds and caches it)::
 
-    eng = sampler.slot_engine(slots=16, capacity=4096)
+    eng = slot_engine(sampler, slots=16, capacity=4096)
     eng.start(slot=0, tokens=prompt_ids, reset=True, row_key=(row, turn))
     finished = eng.step(max_new_tokens=512, temperature=1.0, rng=seed)   # [FinishedTurn, ...]
 
@@ -50,6 +50,7 @@ import numpy as np
 from flax import nnx
 
 from orchestra_jax.model import KVCache
+from orchestra_jax.sampler import _sample, bucket  # the one owner of the sampling rule and the padding buckets
 
 __all__ = ["SlotSampler", "FinishedTurn"]
 
@@ -140,7 +141,6 @@ class SlotSampler:
         `refill_at` (int32 []; 0 = never) of their turns have ended; count int32 [S]: tokens of the slot's turn so
         far; row_key uint32 [S, 2]: (row, turn) of each slot's turn. Returns (cache, logits, done,
         ids [S, chunk], log-probs [S, chunk], emitted [S, chunk], reason [S] (1 eos, 3 length), steps)."""
-        from orchestra_jax.sampler import _sample  # the one owner of the sampling rule
 
         model = nnx.merge(self.sampler.graphdef, params)
         s, steps = logits.shape[0], self.chunk
@@ -210,7 +210,6 @@ class SlotSampler:
 
     def _feed_step(self) -> None:
         """Feed one block (<= prefill_chunk tokens) to every slot that has tokens queued (or a pending reset)."""
-        from orchestra_jax.sampler import bucket
 
         feeding = [s for s in range(self.slots) if self.queued[s] or self.reset[s]]
         if not feeding:
@@ -281,3 +280,15 @@ class SlotSampler:
                 finished.append(FinishedTurn(int(s), self.turn_ids[s], self.turn_lps[s], why))
                 self.in_turn[s] = False
         return finished
+
+
+def slot_engine(sampler, slots: int, capacity: int) -> "SlotSampler":
+    """The continuous-batching engine of `slots` slots holding up to `capacity` tokens each over `sampler`'s
+    parameters (an `orchestra_jax.sampler.Sampler`); built once per (slots, capacity) and kept on the sampler
+    (``sampler._slot_engines``), so its compiled steps serve every later rollout (its cache is reused; each
+    rollout resets the slots)."""
+    key = (int(slots), int(capacity))
+    engines = sampler.__dict__.setdefault("_slot_engines", {})
+    if key not in engines:
+        engines[key] = SlotSampler(sampler, *key)
+    return engines[key]
