@@ -491,6 +491,9 @@ class Run:
                        **_label_metrics(sampled)}
                 if ahead is not None:  # how stale the step's rollouts were, and how long the trainer waited for them
                     rec.update({"staleness": s - version, "rollout_wait_s": t_wait})
+                if stats.slot_steps:  # the continuous engine: the idle-slot fraction and the re-prefills
+                    rec.update({"slot_idle": 1.0 - stats.busy_slot_steps / stats.slot_steps,
+                                "reprefills": stats.reprefills})
                 if (s + 1) % cfg.log_every == 0:
                     self.log(rec)
                 bar.update(1)

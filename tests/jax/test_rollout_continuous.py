@@ -89,3 +89,26 @@ def test_engine_and_slots_are_validated():
                 {"rollout.engine": "continuous", "rollout.overlap_tools": True}):
         with pytest.raises(ConfigError, match="rollout.engine|rollout.slots"):
             TrainConfig.preset("tiny-toolscale", **bad)
+
+
+def test_grpo_with_the_continuous_engine_trains_as_with_per_row_keys(tmp_path):
+    """`Run.grpo` with `rollout.engine = "continuous"`: the records carry the idle-slot fraction and the
+    re-prefills; the run does not depend on the slot count (a row samples with its own key),
+    and is the overlap engine's run bit for bit (the same per-row keys, trainer-side old log-probs)."""
+    from orchestra_jax import train
+    from tests.jax.test_async_grpo import SMALL, _grpo_records
+    from tests.jax.test_train import _cfg
+
+    def go(name, **over):
+        cfg = _cfg(tmp_path / name, **SMALL).replace(**over)
+        return train.run_training(cfg)["params_sha256"], _grpo_records(tmp_path / name)
+
+    two, recs = go("two", **{"rollout.engine": "continuous", "rollout.slots": 2})
+    assert [r["updates"] for r in recs] == [0, 2]
+    assert all(0.0 <= r["slot_idle"] < 1.0 and r["reprefills"] >= 0 for r in recs)
+    every, recs_every = go("every", **{"rollout.engine": "continuous"})  # 0 = one slot per row
+    assert every == two
+    assert [r["generated_tokens"] for r in recs_every] == [r["generated_tokens"] for r in recs]
+    overlap, _ = go("overlap", **{"rollout.overlap_tools": True})
+    assert overlap == two
+    assert "slot_idle" not in _grpo_records(tmp_path / "overlap")[0]  # lockstep (cohorts): no slots
