@@ -229,18 +229,25 @@ class Sampler:
     # ------------------------------------------------------------------ host API
     def init_state(self, batch_size: int) -> SamplerState:
         """Empty conversations for `batch_size` rows."""
-        cache = KVCache.init(self.config, batch_size, self.max_cache_len)
-        logits = jnp.zeros((batch_size, self.config.vocab_size), jnp.float32)
-        if self.mesh is not None:
-            def put(x, names):
-                spec = logical_to_spec(names, x.shape, self.mesh)
-                return jax.device_put(x, jax.sharding.NamedSharding(self.mesh, spec))
-
-            kv = ("layers", "batch", "seq", "kv_heads", "head_dim")
-            cache = KVCache(put(cache.k, kv), put(cache.v, kv), put(cache.valid, ("batch", "seq")),
-                            put(cache.length, ("batch",)), put(cache.slot, ()))
-            logits = put(logits, ("batch", "vocab"))
+        cache, logits = self.place(KVCache.init(self.config, batch_size, self.max_cache_len),
+                                   jnp.zeros((batch_size, self.config.vocab_size), jnp.float32))
         return SamplerState(cache, logits, [[] for _ in range(batch_size)], [[] for _ in range(batch_size)])
+
+    def place(self, cache: KVCache, logits: jax.Array) -> tuple[KVCache, jax.Array]:
+        """Put a cache (k / v [L, B, C, K, H], valid [B, C], length [B], slot: a scalar or int32 [B] with one
+        write index per row) and next-token logits float32 [B, V] on the sampler's mesh: rows over data/fsdp,
+        KV heads over tp (`orchestra_jax.sharding.logical_to_spec`; an axis the size does not divide stays
+        replicated). Without a mesh, returns them as they are. Also used by `orchestra_jax.slots.SlotSampler`."""
+        if self.mesh is None:
+            return cache, logits
+
+        def put(x, names):
+            return jax.device_put(x, jax.sharding.NamedSharding(self.mesh, logical_to_spec(names, x.shape, self.mesh)))
+
+        kv = ("layers", "batch", "seq", "kv_heads", "head_dim")
+        return (KVCache(put(cache.k, kv), put(cache.v, kv), put(cache.valid, ("batch", "seq")),
+                        put(cache.length, ("batch",)), put(cache.slot, ("batch",)[:jnp.ndim(cache.slot)])),
+                put(logits, ("batch", "vocab")))
 
     def prefill(self, prompts: Sequence[Sequence[int]]) -> SamplerState:
         """Start B conversations from their prompt ids (each non-empty).

@@ -96,15 +96,14 @@ class SlotSampler:
         if slots < 1 or capacity < 1 or chunk < 1 or prefill_chunk < 1:
             raise ValueError(f"slots, capacity, chunk and prefill_chunk must be >= 1; got {slots}, {capacity}, "
                              f"{chunk}, {prefill_chunk}")
-        if sampler.mesh is not None:
-            raise ValueError("SlotSampler does not shard its cache over a mesh yet; use rollout.engine='lockstep'")
         self.sampler = sampler
         self.slots, self.capacity = int(slots), int(capacity)
         self.chunk, self.prefill_chunk = int(chunk), int(prefill_chunk)
         cfg = sampler.config
         c = KVCache.init(cfg, self.slots, self.capacity + self.prefill_chunk)
-        self.cache = dataclasses.replace(c, slot=jnp.zeros((self.slots,), jnp.int32))  # one write index per slot
-        self.logits = jnp.zeros((self.slots, cfg.vocab_size), jnp.float32)
+        # one write index per slot; on the sampler's mesh the slots are sharded as its rows (`Sampler.place`)
+        self.cache, self.logits = sampler.place(dataclasses.replace(c, slot=jnp.zeros((self.slots,), jnp.int32)),
+                                                jnp.zeros((self.slots, cfg.vocab_size), jnp.float32))
         # host mirror, per slot: write index, tokens queued for the next feed, whether the next feed resets
         # the slot, whether it is in a turn, (row, turn) of that turn, the turn's ids and log-probs
         self.fill = [0] * self.slots

@@ -130,3 +130,65 @@ def test_partition_rules_on_one_device_mesh():
         sh.make_mesh(data=1, fsdp=3, tp=1)
     with pytest.raises(KeyError, match="no partition rule"):
         sh.logical_to_spec(("nope",), (4,), mesh)
+
+
+SLOTS_SCRIPT = textwrap.dedent(r'''
+    import json
+    import numpy as np
+    import jax
+    from flax import nnx
+    from orchestra_jax import sharding as sh
+    from orchestra_jax.config import ModelConfig
+    from orchestra_jax.model import Qwen3
+    from orchestra_jax.sampler import Sampler
+    from orchestra_jax.slots import SlotSampler
+
+    assert jax.device_count() == 8, jax.devices()
+    config = ModelConfig.from_preset("tiny")
+    model = Qwen3(config, rngs=nnx.Rngs(0))
+    prompts = [[5, 6, 7], [8, 9, 10, 11, 12], [13], [14, 15], [16, 17, 18, 19], [20]]
+
+    def run(sampler):
+        """Six turns through 4 slots (two refills), then a second turn in slot 0: ids and log-probs per turn."""
+        eng = SlotSampler(sampler, 4, 96, chunk=4, prefill_chunk=16)
+        out, todo = {}, list(enumerate(prompts))
+        while todo or eng.any_busy():
+            for s in range(4):
+                if todo and not eng.busy(s):
+                    r, p = todo.pop(0)
+                    eng.start(s, p, reset=True, row_key=(r, 0))
+            for f in eng.step(max_new_tokens=5 + len(out) % 3, temperature=0.0):
+                out[len(out)] = (f.tokens, f.logprobs)
+        eng.start(0, [21, 22], reset=False, row_key=(9, 1))
+        while eng.any_busy():
+            for f in eng.step(max_new_tokens=6, temperature=0.0):
+                out["again"] = (f.tokens, f.logprobs)
+        return out, eng
+
+    one, _ = run(Sampler(model, eos_ids=(), max_cache_len=128, chunk=4))
+    mesh = sh.make_mesh(data=2, fsdp=2, tp=2)
+    sh.shard_model(model, mesh)
+    eight, eng = run(Sampler(model, eos_ids=(), max_cache_len=128, chunk=4, mesh=mesh))
+    print("RESULT" + json.dumps({
+        "same_tokens": {str(k): one[k][0] == eight[k][0] for k in one},
+        "lp_diff": max(float(np.abs(np.subtract(one[k][1], eight[k][1])).max()) for k in one),
+        "cache_spec": [str(a) for a in eng.cache.k.sharding.spec],
+        "slot_spec": [str(a) for a in eng.cache.slot.sharding.spec],
+        "turns": len(one),
+    }))
+''')
+
+
+def test_continuous_batching_engine_on_eight_fake_devices(tmp_path):
+    """`SlotSampler` over a sharded sampler (data 2 x fsdp 2 x tp 2): its cache stays sharded as the
+    lockstep sampler's (slots over data/fsdp, KV heads over tp) through feeds, refills and decode steps, and
+    every turn's greedy ids and log-probs equal one device's."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", SLOTS_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads([x for x in proc.stdout.splitlines() if x.startswith("RESULT")][-1][len("RESULT"):])
+    assert out["turns"] == 7 and all(out["same_tokens"].values()), out
+    assert out["lp_diff"] < 1e-4, out
+    assert out["cache_spec"][:4] == ["None", "('data', 'fsdp')", "None", "tp"], out
+    assert out["slot_spec"] == ["('data', 'fsdp')"], out
