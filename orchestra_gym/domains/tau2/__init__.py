@@ -1,12 +1,14 @@
-"""tau2-bench domains (``mock``, ``retail``, ``airline``, ``telecom``) reimplemented to behave like tau2-bench v0.2.0.
+"""tau2-bench domains (``mock``, ``retail``, ``airline``, ``telecom``) reimplemented to behave like tau2-bench
+v0.2.0 (the default) or v1.0.1 (``version="v1.0.1"``), each checked against the version's recorded outputs.
 
 - `Tau2Environment`: a domain's database and tools for one episode (replay API); for telecom a
   `TelecomEnvironment` with the user's own tools and database as well.
 - `evaluate`: tau2's reward rules (DB, COMMUNICATE, ENV_ASSERTION, ACTION, NL_ASSERTION).
+- `orchestra_gym.domains.tau2.tasks`: the task loaders and splits (``base``, ``train``, ``test``,
+  telecom's ``small`` / ``full``); `orchestra_gym.domains.tau2.data`: where the data is and which
+  version it is.
 - `orchestra_gym.domains.tau2.backend.Tau2Backend`: the `orchestra_gym.domains.backend.DomainBackend`
-  for function-calling envs (import it from its module: it builds tasks with
-  `orchestra_gym.tasks.tau2`, which reads its files through this package, so re-exporting it here
-  would make an import cycle).
+  for function-calling envs (import it from its module).
 
 Importing this package reads no data; the database is parsed on the first environment.
 """

@@ -12,10 +12,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from orchestra_gym.domains.tau2.data import DEFAULT_VERSION
 from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment
 from orchestra_gym.domains.tau2.evaluation import Judge, evaluate
+from orchestra_gym.domains.tau2.tasks import load_tau2_tasks
 from orchestra_gym.errors import did_you_mean
-from orchestra_gym.tasks.tau2 import load_tau2_tasks
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["Tau2Backend"]
@@ -25,23 +26,30 @@ class Tau2Backend:
     """One tau2 task's domain state for one episode (implements `DomainBackend`).
 
     Args:
-        task: the task (`orchestra_gym.tasks.tau2.load_tau2_tasks`), or a task id of ``domain``.
+        task: the task (`orchestra_gym.domains.tau2.tasks.load_tau2_tasks`), or a task id of ``domain``
+            (any task of the version's tasks file).
         domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
         data_dir: tau2 data folder (see `Tau2Environment`).
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
+        version: tau2-bench data version; default the task's (``task.metadata["version"]``), else
+            ``"v0.2.0"``.
 
     Attributes:
         task, tools (`ToolSpec` list in tau2's order, kinds read / write / generic; includes
         ``transfer_to_human_agents``), policy (markdown), env (the live `Tau2Environment`),
-        user_tools (the user's own tools as `ToolSpec`s in dual-control domains (telecom); else []).
+        user_tools (the user's own tools as `ToolSpec`s in dual-control domains (telecom, mock from
+        v1.0.1); else []), version.
     """
 
     def __init__(self, task: Task | str, domain: str | None = None,
-                 data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None):
+                 data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None,
+                 version: str | None = None):
         if isinstance(task, str):
             if domain is None:
                 raise ValueError(f"Tau2Backend(task_id, ...) needs domain= (one of {list(DOMAINS)})")
-            tasks = load_tau2_tasks(domain, data_dir)
+            version = version or DEFAULT_VERSION
+            tasks = load_tau2_tasks(domain, data_dir, split="full" if domain == "telecom" and version != "v0.2.0"
+                                    else None, version=version)
             found = [t for t in tasks if t.id == task]
             if not found:
                 raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}"
@@ -51,7 +59,8 @@ class Tau2Backend:
         self.domain = domain or task.domain
         self.data_dir = data_dir
         self.judge = judge
-        self.env = Tau2Environment.from_task(task, self.domain, data_dir)
+        self.version = version or (task.metadata or {}).get("version") or DEFAULT_VERSION
+        self.env = Tau2Environment.from_task(task, self.domain, data_dir, self.version)
         self.tools: list[ToolSpec] = self.env.tool_specs()
         self.policy: str = self.env.policy
         user_specs = getattr(self.env, "user_tool_specs", None)
@@ -82,7 +91,7 @@ class Tau2Backend:
             ``details`` (the per-check results).
         """
         res = evaluate(self.task, trajectory, agent_messages, domain=self.domain, data_dir=self.data_dir,
-                       judge=self.judge, termination=termination, transcript=transcript)
+                       judge=self.judge, termination=termination, transcript=transcript, version=self.version)
         out: dict[str, Any] = dict(res.breakdown)
         out["complete"] = 1.0 if res.complete else 0.0
         out["not_evaluated"] = list(res.not_evaluated)

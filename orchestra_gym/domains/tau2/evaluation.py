@@ -1,9 +1,13 @@
-"""tau2's reward rules (tau2-bench v0.2.0 ``evaluator/``), applied to an episode's trajectory.
+"""tau2's reward rules (tau2-bench v0.2.0 and v1.0.1 ``evaluator/``), applied to an episode's trajectory.
+
+The rules are the same in both versions for these domains; what differs is data (v1.0.1's tasks
+give their ``reward_basis`` explicitly) and the replay of a message history (`Tau2Environment.set_state`).
 
 Components (each 1.0 or 0.0):
 
-- ``DB``: the agent's state-changing (WRITE) calls, and the user's in dual-control domains
-  (telecom: dicts with ``requestor="user"``), are replayed on a fresh environment at the task's
+- ``DB``: the agent's state-changing calls (tau2 v1.0.1's ``mutates_state``: the WRITE tools in
+  these domains, the same calls v0.2.0's replay changes state with), and the user's in
+  dual-control domains (dicts with ``requestor="user"``), are replayed on a fresh environment at the task's
   initial state and its database(s) compared with the gold ones (the task's gold actions sent as
   tau2's evaluator sends them, failed gold calls ignored; see `gold_environment`). Equality is tau2's hash equality;
   it is computed over the touched records only. Tool names that are not tools are skipped
@@ -102,7 +106,8 @@ def _call_parts(call: ToolCall | dict[str, Any]) -> tuple[str, dict[str, Any], s
 def replay(env: Tau2Environment, calls: Sequence[ToolCall | dict[str, Any]], writes_only: bool = True) -> list[str]:
     """Replay calls on ``env``; returns the names skipped because they are not tools of the domain.
 
-    With ``writes_only`` only WRITE tools run (reads and generic tools change nothing).
+    With ``writes_only`` only the tools that mutate state run (`Tau2Environment.mutates_state`:
+    reads and generic tools change nothing; tau2 v1.0.1 skips them the same way).
     """
     skipped = []
     for call in calls:
@@ -111,34 +116,41 @@ def replay(env: Tau2Environment, calls: Sequence[ToolCall | dict[str, Any]], wri
         if ttype is None:
             skipped.append(str(name))
             continue
-        if writes_only and ttype != "WRITE":
+        if writes_only and not env.mutates_state(name, requestor):
             continue
         env.call_tool(name, arguments if isinstance(arguments, dict) else {}, requestor)
     return skipped
 
 
-_GOLD: dict[tuple[str, str, str, str], Tau2Environment] = {}
+_GOLD: dict[tuple[str, str, str, str, str], Tau2Environment] = {}
 _GOLD_LOCK = threading.Lock()
 
 
-def gold_environment(task: Task, domain: str, data_dir: str | os.PathLike[str] | None = None) -> Tau2Environment:
+def gold_environment(task: Task, domain: str, data_dir: str | os.PathLike[str] | None = None,
+                     version: str | None = None) -> Tau2Environment:
     """The task's gold final environment (initial state + gold actions, errors ignored); cached, do not modify.
 
     Gold actions go through `Tau2Environment.make_tool_call`, as tau2's evaluator sends them: in
     telecom that skips the sync after each call (tau2 v0.2.0's own behaviour), so its gold user
     database can differ from a replay through the normal call path; telecom never grades on DB.
     """
+    version = version or _version(task)
     crit = _criteria(task) or {}
     fingerprint = canonical_json([crit.get("actions"), task.initial_state])
-    key = (domain, str(data.data_dir(data_dir).resolve()), str(task.id), fingerprint)
+    key = (domain, version, str(data.data_dir(data_dir, version).resolve()), str(task.id), fingerprint)
     env = _GOLD.get(key)
     if env is None:
-        env = Tau2Environment.from_task(task, domain, data_dir)
+        env = Tau2Environment.from_task(task, domain, data_dir, version)
         for a in crit.get("actions") or []:
             env.make_tool_call(a["name"], a.get("arguments") or {}, a.get("requestor", "assistant"))
         with _GOLD_LOCK:
             _GOLD[key] = env
     return env
+
+
+def _version(task: Task) -> str:
+    """The tau2 data version a task came from (``metadata["version"]``), else the default."""
+    return (task.metadata or {}).get("version") or data.DEFAULT_VERSION
 
 
 def _action_matches(action: dict[str, Any], name: str, arguments: dict[str, Any]) -> bool:
@@ -169,8 +181,9 @@ def evaluate(
     judge: Judge | None = None,
     termination: str | None = None,
     transcript: Sequence[Message | dict[str, Any]] | None = None,
+    version: str | None = None,
 ) -> EvaluationResult:
-    """Score one episode by tau2 v0.2.0's rules.
+    """Score one episode by tau2's rules (v0.2.0 and v1.0.1 alike).
 
     Args:
         task: the task (from `orchestra_gym.tasks.tau2.load_tau2_tasks`).
@@ -184,11 +197,13 @@ def evaluate(
             None (normal end); the last two score 0.
         transcript: the conversation for the judge (messages or ``{"role","content"}`` dicts);
             default: the agent messages as assistant turns.
+        version: tau2 data version of the environments; default the task's (``metadata["version"]``).
 
     Raises:
         ValueError: unknown ``termination`` or an unknown component in ``reward_basis``.
     """
     domain = domain or task.domain
+    version = version or _version(task)
     if termination is not None and termination not in PREMATURE + NORMAL_END:
         raise ValueError(f"unknown termination {termination!r}; use one of {list(PREMATURE + NORMAL_END)} or None")
     basis = list(task.reward_basis or ["DB", "COMMUNICATE"])
@@ -213,10 +228,10 @@ def evaluate(
             info["note"] = "No expected actions or env assertions"
             scores["DB"] = scores["ENV_ASSERTION"] = 1.0
         else:
-            agent_env = Tau2Environment.from_task(task, domain, data_dir)
+            agent_env = Tau2Environment.from_task(task, domain, data_dir, version)
             info["skipped_calls"] = replay(agent_env, trajectory)
             # tau2 always reports the DB check (both databases), even when DB is not in the reward basis
-            match = agent_env.same_db(gold_environment(task, domain, data_dir))
+            match = agent_env.same_db(gold_environment(task, domain, data_dir, version))
             info["db_match"] = match
             if "DB" in basis:
                 scores["DB"] = 1.0 if match else 0.0

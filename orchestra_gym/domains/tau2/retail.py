@@ -30,10 +30,10 @@ import json
 from typing import Any
 
 from orchestra_gym.domains.tau2.db import ANY, FLOAT, copy_json, dict_of, list_of, model, union
-from orchestra_gym.domains.tau2.schemas import RETAIL_TOOLS
+from orchestra_gym.domains.tau2.schemas import RETAIL_TOOLS, RETAIL_TOOLS_V1
 from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit, calculate_expression, check_str_fields, tool
 
-__all__ = ["RetailTools", "RETAIL_TABLES"]
+__all__ = ["RetailTools", "RetailToolsV1", "RETAIL_TABLES"]
 
 _ADDRESS = model(("address1", ANY), ("address2", ANY), ("city", ANY), ("country", ANY), ("state", ANY), ("zip", ANY))
 _ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
@@ -355,3 +355,22 @@ class RetailTools(Tau2Toolkit):
     def transfer_to_human_agents(self, summary: str) -> str:
         """Hand the conversation to a human; the summary is not checked."""
         return "Transfer successful"
+
+
+class RetailToolsV1(RetailTools):
+    """tau2-bench v1.0.1's retail toolkit: v0.2.0's 15 tools plus the READ tool ``get_item_details``
+    (listed after ``get_product_details``); every other tool is unchanged."""
+
+    SCHEMAS = RETAIL_TOOLS_V1
+
+    @tool("READ")
+    def get_item_details(self, item_id: str) -> dict[str, Any]:
+        """The variant record with this item id, searched in every product's variants in database
+        order (also unavailable variants); ``Item not found`` otherwise (a product id, an int id)."""
+        for product in self.db.values("products"):
+            if item_id in product["variants"]:
+                return product["variants"][item_id]
+        raise ValueError("Item not found")
+
+    # Python's argument errors name the method's qualified name: tau2's class is RetailTools.
+    get_item_details.__qualname__ = "RetailTools.get_item_details"

@@ -1,4 +1,4 @@
-"""Tool schemas of the tau2-bench v0.2.0 `mock`, `retail` and `airline` toolkits, as the policy sees them.
+"""Tool schemas of the tau2-bench v0.2.0 and v1.0.1 `mock`, `retail` and `airline` toolkits, as the policy sees them.
 
 Interface data (tool names, descriptions, JSON-schema parameters and tool types) taken from the
 tool schemas that tau2-bench v0.2.0 (github.com/sierra-research/tau2-bench, tag v0.2.0, MIT license,
@@ -7,6 +7,9 @@ policy must see the same tools as in the benchmark; the implementations are our 
 
 Each entry: ``name -> (tool_type, description, parameters)`` in the toolkit's own tool order;
 ``tool_type`` is tau2's ``READ`` / ``WRITE`` / ``GENERIC``.
+
+v1.0.1 (tag v1.0.1) changed no schema of v0.2.0; it added retail's ``get_item_details``
+(`RETAIL_TOOLS_V1`) and mock's user tools (`MOCK_USER_TOOLS`). Airline's and telecom's are the same.
 """
 
 from __future__ import annotations
@@ -686,6 +689,48 @@ AIRLINE_TOOLS: dict[str, tuple[str, str, dict[str, Any]]] = {
                                  'title': 'Date',
                                  'type': 'string'}},
          'required': ['flight_number', 'date'],
+         'title': 'parameters',
+         'type': 'object'},
+    ),
+}
+
+
+def _insert_after(tools: dict[str, Any], after: str, name: str, entry: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tools.items():
+        out[key] = value
+        if key == after:
+            out[name] = entry
+    return out
+
+
+#: tau2-bench v1.0.1's retail tools: v0.2.0's plus ``get_item_details`` after ``get_product_details``.
+RETAIL_TOOLS_V1: dict[str, tuple[str, str, dict[str, Any]]] = _insert_after(RETAIL_TOOLS, "get_product_details", "get_item_details", (
+    'READ',
+    'Get the inventory details of an item.',
+    {'properties': {'item_id': {'description': "The item id, such as '6086499569'. Be careful the item id is "
+                                               'different from the product id.',
+                                'title': 'Item Id',
+                                'type': 'string'}},
+     'required': ['item_id'],
+     'title': 'parameters',
+     'type': 'object'},
+))
+
+#: tau2-bench v1.0.1's mock user tools (the user's notification inbox).
+MOCK_USER_TOOLS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    'check_notifications': (
+        'READ',
+        "Check all notifications in the user's inbox.",
+        {'properties': {}, 'title': 'parameters', 'type': 'object'},
+    ),
+    'dismiss_notification': (
+        'WRITE',
+        'Dismiss (mark as read) a notification.',
+        {'properties': {'notification_id': {'description': 'The ID of the notification to dismiss.',
+                                            'title': 'Notification Id',
+                                            'type': 'string'}},
+         'required': ['notification_id'],
          'title': 'parameters',
          'type': 'object'},
     ),

@@ -1,9 +1,9 @@
 """`TelecomEnvironment`: tau2's dual-control telecom environment (agent and user toolkits, kept in sync).
 
 `Tau2Environment("telecom", ...)` builds this class (the domain's ``DomainSpec.environment``).
-Source followed: tau2-bench v0.2.0 ``TelecomEnvironment`` and ``Environment`` (``get_response``,
-``make_tool_call``, ``set_state``, ``run_env_function_call``, ``sync_tools``), as recorded in
-``tau2_reference/telecom`` and described in its README.
+Source followed: tau2-bench v0.2.0 / v1.0.1 ``TelecomEnvironment`` (``sync_tools``), as recorded in
+``tau2_reference/telecom`` and ``tau2_v1_reference/telecom`` and described in their READMEs; the
+dual-control call path is `orchestra_gym.domains.tau2.dual_control.DualControlEnvironment`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from typing import Any
 
 from orchestra_gym.domains.tau2 import data
 from orchestra_gym.domains.tau2.db import CowDB, Snapshot, deep_update
-from orchestra_gym.domains.tau2.environment import Tau2Environment
+from orchestra_gym.domains.tau2.dual_control import DualControlEnvironment
 from orchestra_gym.domains.tau2.telecom_requests import request_text, user_requests
 from orchestra_gym.domains.tau2.telecom_user import TELECOM_USER_TABLES, TelecomUserTools
-from orchestra_gym.types import ToolResult, ToolSpec
 
 __all__ = ["TelecomEnvironment", "load_user_snapshot"]
 
@@ -42,29 +41,24 @@ def load_user_snapshot(path: Any) -> Any:
     return snap
 
 
-class TelecomEnvironment(Tau2Environment):
+class TelecomEnvironment(DualControlEnvironment):
     """tau2's telecom environment: the agent's `TelecomTools` and the user's `TelecomUserTools`.
 
-    Built by `Tau2Environment("telecom", ...)` (same arguments). Differences to the single-control
-    domains, all as in tau2-bench v0.2.0 (``TelecomEnvironment`` and ``Environment``):
-
-    - ``call_tool(..., requestor="user")`` runs a user tool; an agent tool asked for by the user,
-      or a user tool asked for by the agent, is ``Error: Tool '<name>' not found.``;
-    - after every call that did not fail, after each initialisation action and env assertion and at
-      the end of `set_state`, `sync_tools` copies the line's status, roaming and data allowance
-      into the user's surroundings, marks a paid payment request's bill ``Paid`` and turns the
-      first ``Awaiting Payment`` bill into a payment request for the user (only once the user's
-      phone number is known: ``set_user_info``);
-    - `make_tool_call` is the same call without the sync (tau2's evaluator builds its gold
-      environment this way, see `orchestra_gym.domains.tau2.evaluation`);
-    - hashes and comparisons cover both databases (`user_db_hash`, `same_db`).
+    Built by `Tau2Environment("telecom", ...)` (same arguments). The dual-control call path is
+    `DualControlEnvironment`'s; telecom adds, as in tau2-bench v0.2.0 and v1.0.1
+    (``TelecomEnvironment``), the sync: after every call that did not fail, after each
+    initialisation action and env assertion and at the end of `set_state`, `sync_tools` copies the
+    line's status, roaming and data allowance into the user's surroundings, marks a paid payment
+    request's bill ``Paid`` and turns the first ``Awaiting Payment`` bill into a payment request
+    for the user (only once the user's phone number is known: ``set_user_info``). The telecom tool
+    code and its tasks' ``base`` set are the same in both versions.
 
     Attributes (besides `Tau2Environment`'s): user_tools (`TelecomUserTools` over the user `CowDB`).
     """
 
-    def __init__(self, domain: str = "telecom", data_dir: Any = None, task_id: str | None = None):
-        self.user_tools = TelecomUserTools(CowDB(load_user_snapshot(data.domain_dir(domain, data_dir) / "user_db.toml")))
-        super().__init__(domain, data_dir, task_id)
+    def _build_user_side(self) -> None:
+        folder = data.domain_dir(self.domain, self.data_dir)
+        self.user_tools = TelecomUserTools(CowDB(load_user_snapshot(folder / "user_db.toml")))
 
     @property
     def policy(self) -> str:
@@ -78,13 +72,6 @@ class TelecomEnvironment(Tau2Environment):
         return (f"<main_policy>\n{main}\n</main_policy>\n"
                 f"<tech_support_policy>\n{manual}\n</tech_support_policy>")
 
-    def user_tool_specs(self) -> list[Any]:
-        """The user's tools as `ToolSpec` (OpenAI schema parts; kinds ``read`` / ``write``)."""
-        return [ToolSpec(name=s["function"]["name"], description=s["function"]["description"],
-                         parameters=s["function"]["parameters"],
-                         kind=self.user_tools.tool_type(s["function"]["name"]).lower())
-                for s in self.user_tools.openai_schemas()]
-
     def user_requests(self) -> tuple[Any, ...]:
         """How the scripted user recognises requests for its tools (`telecom_requests.user_requests`)."""
         return user_requests()
@@ -92,48 +79,6 @@ class TelecomEnvironment(Tau2Environment):
     def user_request_text(self, name: str, arguments: dict[str, Any]) -> str:
         """An agent's request for one user action (`telecom_requests.request_text`)."""
         return request_text(name, arguments)
-
-    def tool_type(self, name: str, requestor: str = "assistant") -> str | None:
-        """tau2 tool type of an agent tool (``requestor="assistant"``) or a user tool (``"user"``)."""
-        kit = {"assistant": self.tools, "user": self.user_tools}.get(requestor)
-        return kit.tool_type(name) if kit is not None else None
-
-    def _toolkit(self, requestor: str) -> Any:
-        if requestor == "user":
-            return self.user_tools
-        if requestor == "assistant":
-            return self.tools
-        raise ValueError(f"Invalid requestor: {requestor}")
-
-    def make_tool_call(self, name: str, arguments: dict[str, Any] | None = None,
-                       requestor: str = "assistant") -> Any:
-        """One call without the sync (tau2 ``Environment.make_tool_call``); content and error as rendered."""
-        try:
-            kit = self._toolkit(requestor)
-        except ValueError as e:
-            return ToolResult(content=f"Error: {e}", error=True, metadata={"tool_type": None})
-        content, error = kit.invoke(name, {} if arguments is None else arguments)
-        return ToolResult(content=content, error=error, metadata={"tool_type": kit.tool_type(name)})
-
-    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> Any:
-        """One call through tau2's ``get_response``: the tool, then `sync_tools` unless it failed. Never raises."""
-        result = self.make_tool_call(name, arguments, requestor)
-        if not result.error:
-            try:
-                self.sync_tools()
-            except Exception as e:  # noqa: BLE001 - tau2 renders a failing sync as the call's error
-                result.content, result.error = f"Error: {e}", True
-        return result
-
-    def run_env_function(self, func_name: str, arguments: dict[str, Any], env_type: str = "assistant") -> Any:
-        """Call a toolkit function directly (initialisation actions, env assertions), then sync."""
-        kit = self._toolkit(env_type)
-        func = getattr(kit, func_name, None)
-        if func is None or func_name.startswith("_") or not callable(func):
-            raise ValueError(f"Function {func_name} not found in {env_type} tools")
-        result = func(**arguments)
-        self.sync_tools()
-        return result
 
     def set_state(self, initialization_data: dict[str, Any] | None,
                   initialization_actions: list[dict[str, Any]] | None,
@@ -149,7 +94,6 @@ class TelecomEnvironment(Tau2Environment):
                 self.user_tools.db.scalars[name] = TELECOM_USER_TABLES[name].normalise(merged)
             initialization_data = {k: v for k, v in initialization_data.items() if k != "user_data"}
         super().set_state(initialization_data, initialization_actions, message_history)
-        self.sync_tools()
 
     def sync_tools(self) -> None:
         """tau2 ``TelecomEnvironment.sync_tools`` (see the class docstring); no-op before ``set_user_info``."""
@@ -174,17 +118,3 @@ class TelecomEnvironment(Tau2Environment):
                 bill_id, due = awaiting[0]["bill_id"], awaiting[0]["total_due"]
                 amount = float(due) if type(due) is int else due  # PaymentRequest.amount_due is a float field
                 user.set_surroundings(payment_request={"bill_id": bill_id, "amount_due": amount, "paid": False})
-
-    def user_db_hash(self) -> str:
-        """tau2 v0.2.0 hash of the user database (same definition as `db_hash`)."""
-        return self.user_tools.db.hash()
-
-    def same_db(self, other: Any) -> bool:
-        """Both databases equal to ``other``'s (tau2 compares the agent and the user hash)."""
-        return self.db.same_state(other.db) and self.user_tools.db.same_state(other.user_tools.db)
-
-    def fork(self) -> "TelecomEnvironment":
-        """An independent copy of this environment (both databases)."""
-        new = super().fork()
-        new.user_tools = type(self.user_tools)(self.user_tools.db.fork())
-        return new

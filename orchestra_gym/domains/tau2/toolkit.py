@@ -248,13 +248,16 @@ class Tau2Toolkit:
     """
 
     SCHEMAS: ClassVar[dict[str, tuple[str, str, dict[str, Any]]]] = {}
+    #: tau2 v1.0.1's ``mutates_state`` where it differs from its default (True for WRITE tools
+    #: only): tool name -> bool. Only mutating calls are re-run when a message history is replayed.
+    MUTATES_STATE: ClassVar[dict[str, bool]] = {}
     _TOOLS: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        found = {
+        found = {  # tools of the class and its bases (a later version's toolkit extends an earlier one)
             name: getattr(fn, "__tau2_tool_type__")
-            for name, fn in vars(cls).items()
+            for klass in reversed(cls.__mro__) for name, fn in vars(klass).items()
             if callable(fn) and hasattr(fn, "__tau2_tool_type__")
         }
         if cls.SCHEMAS:
@@ -278,6 +281,14 @@ class Tau2Toolkit:
     def tool_type(cls, name: str) -> str | None:
         """``READ`` / ``WRITE`` / ``GENERIC`` for a tool, None for a name that is not a tool."""
         return cls._TOOLS.get(name)
+
+    @classmethod
+    def mutates_state(cls, name: str) -> bool:
+        """tau2 v1.0.1 ``tool_mutates_state``: `MUTATES_STATE`, else True for WRITE tools (False for
+        names that are not tools)."""
+        if name not in cls._TOOLS:
+            return False
+        return cls.MUTATES_STATE.get(name, cls._TOOLS[name] == "WRITE")
 
     @classmethod
     def openai_schemas(cls) -> list[dict[str, Any]]:
