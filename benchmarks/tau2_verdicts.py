@@ -89,8 +89,11 @@ def main() -> None:
     ap.add_argument("--agent", default="random")
     ap.add_argument("--episodes", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--version", default="v0.2.0", help="tau2-bench data version of the env (v0.2.0 or v1.0.1); "
+                    "tau2's importable code must be of the same version")
+    ap.add_argument("--split", default=None, help="task split (base, train, test; telecom also small, full)")
     a = ap.parse_args()
-    env = gym.make(a.env)
+    env = gym.make(a.env, version=a.version, split=a.split)
     domain = env.unwrapped.domain
     factory = agent_factory(a.agent, a.seed)
     rows = []
@@ -117,7 +120,7 @@ def main() -> None:
     n = len(rows)
     ends = sorted({r["end_reason"] for r in rows})
     print(json.dumps({
-        "env": a.env, "agent": a.agent, "episodes": n, "seed": a.seed,
+        "env": a.env, "version": a.version, "split": a.split, "agent": a.agent, "episodes": n, "seed": a.seed,
         "ours": sum(r["ours"] for r in rows) / n, "tau2": sum(r["tau2"] or 0.0 for r in rows) / n,
         "disagreements": sum(1 for r in rows if r["tau2"] != r["ours"]),
         "end_reasons": {e: sum(1 for r in rows if r["end_reason"] == e) for e in ends},

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestra_gym.domains.tau2.data import DEFAULT_VERSION
-from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment
+from orchestra_gym.domains.tau2.environment import DOMAINS, Tau2Environment, find_raw_task
 from orchestra_gym.domains.tau2.evaluation import Judge, evaluate
-from orchestra_gym.domains.tau2.tasks import load_tau2_tasks
-from orchestra_gym.errors import did_you_mean
+from orchestra_gym.domains.tau2.tasks import task_from_raw
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["Tau2Backend"]
@@ -27,7 +26,8 @@ class Tau2Backend:
 
     Args:
         task: the task (`orchestra_gym.domains.tau2.tasks.load_tau2_tasks`), or a task id of ``domain``
-            (any task of the version's tasks file).
+            (`orchestra_gym.domains.tau2.environment.find_raw_task`: v0.2.0's base set, any task
+            of v1.0.1's tasks file).
         domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
         data_dir: tau2 data folder (see `Tau2Environment`).
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
@@ -48,13 +48,7 @@ class Tau2Backend:
             if domain is None:
                 raise ValueError(f"Tau2Backend(task_id, ...) needs domain= (one of {list(DOMAINS)})")
             version = version or DEFAULT_VERSION
-            tasks = load_tau2_tasks(domain, data_dir, split="full" if domain == "telecom" and version != "v0.2.0"
-                                    else None, version=version)
-            found = [t for t in tasks if t.id == task]
-            if not found:
-                raise ValueError(f"unknown task id {task!r} in tau2 domain {domain!r}"
-                                 f"{did_you_mean(task, [t.id for t in tasks], n=3)}")
-            task = found[0]
+            task = task_from_raw(find_raw_task(domain, task, data_dir, version), domain, version)
         self.task: Task = task
         self.domain = domain or task.domain
         self.data_dir = data_dir

@@ -320,7 +320,7 @@ def load_splits(domain: str, path: str | os.PathLike[str] | None = None) -> dict
     str), or None where the data folder has none (tau2-bench v0.2.0's own data).
 
     The one reader of the split file: the ``base`` task set (`load_raw_tasks`) and
-    `orchestra_gym.tasks.tau2.split_task_ids` both use it.
+    `orchestra_gym.domains.tau2.tasks.split_task_ids` both use it.
 
     Raises:
         ValueError: the file is not a mapping of split names to id lists.

@@ -186,7 +186,7 @@ def evaluate(
     """Score one episode by tau2's rules (v0.2.0 and v1.0.1 alike).
 
     Args:
-        task: the task (from `orchestra_gym.tasks.tau2.load_tau2_tasks`).
+        task: the task (from `orchestra_gym.domains.tau2.tasks.load_tau2_tasks`).
         trajectory: every tool call the agent made, in order (`ToolCall`, or dicts with
             ``name``, ``arguments`` and optional ``requestor``), failed ones included.
         agent_messages: every text the agent sent to the user, in order.

@@ -75,3 +75,51 @@ def test_copied_folder_is_read_like_the_original(tmp_path):
         pytest.skip(f"tau2 mock data not found at {DATA}")
     shutil.copytree(DATA / "domains" / "mock", tmp_path / "domains" / "mock")
     assert Tau2Environment("mock", data_dir=tmp_path).db_hash() == Tau2Environment("mock").db_hash()
+
+
+# ---------------------------------------------------------------------------------- versions
+
+
+def test_versions_are_told_by_the_files_and_the_installed_wheel_is_v020():
+    import os
+    from pathlib import Path
+
+    v1 = Path(os.environ.get("ORCHESTRA_DATA_DIR", "")) / "tau2_v1"
+    if not (v1 / "domains" / "mock" / "user_db.json").is_file():
+        pytest.skip(f"tau2-bench v1.0.1 data not found at {v1}")
+    for domain in ("mock", "retail", "airline"):
+        assert tau2_data.detect_version(domain, v1) == "v1.0.1"
+        assert tau2_data.detect_version(domain, DATA) == "v0.2.0"
+    assert tau2_data.detect_version("telecom", v1) is None  # same telecom files in both: either version reads them
+    installed = tau2_data.installed_data_dir()
+    if installed is not None:
+        assert [tau2_data.detect_version(d, installed) for d in ("mock", "retail", "airline")] == ["v0.2.0"] * 3
+    with pytest.raises(ValueError, match=r"tau2-bench v1\.0\.1's, not v0\.2\.0's; pass version='v1\.0\.1'"):
+        Tau2Environment("retail", data_dir=v1)
+    with pytest.raises(ValueError, match="unknown tau2 data version 'v2'"):
+        Tau2Environment("retail", data_dir=v1, version="v2")
+
+
+def test_tau2_data_dir_convention_and_checkout_layout_are_accepted(tmp_path):
+    """tau2's own TAU2_DATA_DIR names the folder whose tau2/ holds domains/; a tau2-bench checkout has data/tau2/."""
+    for layout in (("tau2",), ("data", "tau2")):
+        root = tmp_path.joinpath(*layout[:-1], "checkout" if len(layout) > 1 else "tau2dir")
+        target = root.joinpath(*layout)
+        (target / "domains").mkdir(parents=True)
+        shutil.copytree(DATA / "domains" / "mock", target / "domains" / "mock")
+        assert tau2_data.data_dir(root) == target
+        assert Tau2Environment("mock", data_dir=root).db_hash() == Tau2Environment("mock").db_hash()
+
+
+def test_domain_package_does_not_import_the_task_layer_above_it():
+    """Layering (issue 47): data loading belongs to the domain; orchestra_gym.tasks may import domains, not the reverse."""
+    import ast
+    from pathlib import Path
+
+    import orchestra_gym.domains.tau2 as pkg
+
+    for f in Path(pkg.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.startswith("orchestra_gym.tasks") for n in names), f.name

@@ -83,3 +83,26 @@ def test_bad_names_give_clear_errors():
                                   "arguments": {"task_id": "task_1", "expected_status": "pending"}}) is True
     assert env.run_env_assertion({"func_name": "assert_number_of_tasks", "assert_value": False,
                                   "arguments": {"user_id": "user_1", "expected_number": 2}}) is True
+
+
+def test_v101_scripted_user_checks_and_dismisses_notifications():
+    """tau2-bench v1.0.1's mock user tools through the env: the scripted user acts on the agent's request."""
+    import os
+    from pathlib import Path
+
+    import gymnasium as gym
+
+    import orchestra_gym  # noqa: F401
+
+    v1 = Path(os.environ.get("ORCHESTRA_DATA_DIR", "")) / "tau2_v1"
+    if not (v1 / "domains" / "mock" / "user_db.json").is_file():
+        pytest.skip(f"tau2-bench v1.0.1 data not found at {v1}")
+    env = gym.make("ToolOrchestra-Tau2-Mock-v0", data_dir=v1, version="v1.0.1").unwrapped
+    env.reset(seed=0, options={"task_id": "update_task_with_user_tools"})
+    live = env.backend.env
+    assert live.user_tools.assert_notification_status("notif_1", "unread")
+    request = live.user_request_text("dismiss_notification", {"notification_id": "notif_1"})
+    env.step(request)  # plain text: a message to the user
+    assert live.user_tools.assert_notification_status("notif_1", "read")
+    assert env.joint_trajectory[-1] == {"name": "dismiss_notification", "arguments": {"notification_id": "notif_1"},
+                                        "requestor": "user"}
