@@ -217,9 +217,14 @@ class Tau2Env(FunctionCallingEnv):
     def _user_for(self, task: Task, options: dict[str, Any]) -> Any:
         user = options.get("user", "scripted")
         user_tools = self.backend.user_tools
+        allowed = ((task.metadata or {}).get("raw") or {}).get("user_tools")
+        if allowed is not None:  # tau2 v1.0.1 Task.user_tools: the user tools this task's user may use
+            user_tools = [t for t in user_tools if t.name in set(allowed)]
         if user in (None, "scripted"):
             if user_tools:
-                return ScriptedUser(task.user_scenario, requests=self.backend.env.user_requests(), act=self._user_act)
+                names = {t.name for t in user_tools}
+                requests = [r for r in self.backend.env.user_requests() if r.tool in names]
+                return ScriptedUser(task.user_scenario, requests=requests, act=self._user_act)
             return ScriptedUser(task.user_scenario)
         if not isinstance(user, str):  # a chat-model object
             model = user

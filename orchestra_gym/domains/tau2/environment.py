@@ -234,6 +234,10 @@ class Tau2Environment:
         """tau2 v0.2.0 database hash: sha256 of ``json.dumps(db, sort_keys=True, default=str)``, hex."""
         return self.db.hash()
 
+    def user_db_hash(self) -> str | None:
+        """The user database's hash; None in a domain without user tools (tau2 ``get_user_db_hash``)."""
+        return None
+
     def same_db(self, other: "Tau2Environment") -> bool:
         """``self.db_hash() == other.db_hash()``, computed over the touched records only."""
         return self.db.same_state(other.db)

@@ -59,7 +59,7 @@ def _env(domain: str, task_id: str | None = None) -> Tau2Environment:
 
 
 def _hashes(env: Tau2Environment) -> tuple[str, str | None]:
-    return env.db_hash(), env.user_db_hash() if hasattr(env, "user_db_hash") else None
+    return env.db_hash(), env.user_db_hash()
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
