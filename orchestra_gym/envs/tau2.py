@@ -85,7 +85,8 @@ class Tau2Env(FunctionCallingEnv):
     telecom's ``"small"`` (20) and ``"full"`` (2285; at v0.2.0 from ``tasks_full.json`` when the
     folder has it); default None, the same as ``"base"``; ``task_set`` (``"base"``, ``"small"``,
     ``"full"``: the older spelling of telecom's sets; a train / test split with another task set is
-    a ValueError); ``env.task_ids`` lists the resulting ids; ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
+    a ValueError); ``env.task_ids`` lists the resulting ids; ``env_options`` (keyword arguments of
+    the domain's environment class, for play and grading; none for these four domains); ``prompt_variant``: ``"tau2"`` (default: tau2's policy verbatim, with
     ``transfer_to_human_agents`` and ``call_expert`` both offered) or ``"paper"`` (the policy's
     "transfer the user to a human agent" reads "call an expert with call_expert", as in the
     paper's prompt; the transfer tool stays available); ``judge`` (NL-assertion judge callable,
@@ -123,6 +124,7 @@ class Tau2Env(FunctionCallingEnv):
         max_turns: int = 30,
         task_set: str = "base",
         version: str = DEFAULT_VERSION,
+        env_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ):
         if prompt_variant not in PROMPT_VARIANTS:
@@ -132,6 +134,7 @@ class Tau2Env(FunctionCallingEnv):
         self.domain = domain
         self.data_dir = data_dir
         self.version = check_version_name(version)
+        self.env_options = dict(env_options or {})
         self.prompt_variant = prompt_variant
         self.judge = judge
         self.user_models = user_models if user_models is not None else self._models_arg
@@ -166,11 +169,15 @@ class Tau2Env(FunctionCallingEnv):
     @property
     def data_info(self) -> dict[str, Any]:
         """What the env plays, for run records: ``{"benchmark": "tau2-bench", "domain", "version",
-        "split", "tasks"}`` (``split``: the env's split, else its task set; ``tasks``: its count)."""
+        "split", "tasks"}`` (``split``: the env's split, else its task set; ``tasks``: its count),
+        plus ``env_options`` when given."""
         from orchestra_gym.tasks.tau2 import split_name
 
-        return {"benchmark": "tau2-bench", "domain": self.domain, "version": self.version,
+        info = {"benchmark": "tau2-bench", "domain": self.domain, "version": self.version,
                 "split": split_name(self.split, self.task_set), "tasks": len(self.task_ids)}
+        if self.env_options:
+            info["env_options"] = dict(self.env_options)
+        return info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """`FunctionCallingEnv.reset`, plus ``options["split"]``: draw the task from that split.
@@ -204,7 +211,8 @@ class Tau2Env(FunctionCallingEnv):
     def _new_backend(self, task: Task) -> DomainBackend:
         from orchestra_gym.domains.tau2.backend import Tau2Backend
 
-        backend = Tau2Backend(task, domain=self.domain, data_dir=self.data_dir, judge=self.judge, version=self.version)
+        backend = Tau2Backend(task, domain=self.domain, data_dir=self.data_dir, judge=self.judge, version=self.version,
+                              env_options=self.env_options)
         if self.prompt_variant == "paper":
             backend.policy = _TRANSFER.sub("call an expert with call_expert", backend.policy)
         return backend

@@ -33,6 +33,8 @@ class Tau2Backend:
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
         version: tau2-bench data version; default the task's (``task.metadata["version"]``), else
             ``"v0.2.0"``.
+        env_options: keyword arguments of the domain's environment class, for the live
+            environment and for grading (`Tau2Environment.from_task`; none for the built-in four).
 
     Attributes:
         task, tools (`ToolSpec` list in tau2's order, kinds read / write / generic; includes
@@ -43,7 +45,7 @@ class Tau2Backend:
 
     def __init__(self, task: Task | str, domain: str | None = None,
                  data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None,
-                 version: str | None = None):
+                 version: str | None = None, env_options: dict[str, Any] | None = None):
         if isinstance(task, str):
             if domain is None:
                 raise ValueError(f"Tau2Backend(task_id, ...) needs domain= (one of {list(DOMAINS)})")
@@ -54,7 +56,8 @@ class Tau2Backend:
         self.data_dir = data_dir
         self.judge = judge
         self.version = version or (task.metadata or {}).get("version") or DEFAULT_VERSION
-        self.env = Tau2Environment.from_task(task, self.domain, data_dir, self.version)
+        self.env_options = dict(env_options or {})
+        self.env = Tau2Environment.from_task(task, self.domain, data_dir, self.version, **self.env_options)
         self.tools: list[ToolSpec] = self.env.tool_specs()
         self.policy: str = self.env.policy
         user_specs = getattr(self.env, "user_tool_specs", None)
@@ -85,7 +88,8 @@ class Tau2Backend:
             ``details`` (the per-check results).
         """
         res = evaluate(self.task, trajectory, agent_messages, domain=self.domain, data_dir=self.data_dir,
-                       judge=self.judge, termination=termination, transcript=transcript, version=self.version)
+                       judge=self.judge, termination=termination, transcript=transcript, version=self.version,
+                       env_options=self.env_options)
         out: dict[str, Any] = dict(res.breakdown)
         out["complete"] = 1.0 if res.complete else 0.0
         out["not_evaluated"] = list(res.not_evaluated)

@@ -153,18 +153,19 @@ class Tau2Environment:
         """Build the user's toolkit and database (dual-control subclasses); nothing here."""
 
     @classmethod
-    def from_task(cls, task: Any, domain: str | None = None,
-                  data_dir: str | os.PathLike[str] | None = None, version: str | None = None) -> "Tau2Environment":
+    def from_task(cls, task: Any, domain: str | None = None, data_dir: str | os.PathLike[str] | None = None,
+                  version: str | None = None, **options: Any) -> "Tau2Environment":
         """A fresh environment at the initial state of an `orchestra_gym.types.Task` (any source).
 
         Same as ``Tau2Environment(domain, data_dir, task_id=task.id, version=version)`` for tasks
         from the data folder, but uses ``task.initial_state`` directly, so it also works for tasks
         built in code. ``version`` defaults to the task's (``task.metadata["version"]``), else
-        `DEFAULT_VERSION`.
+        `DEFAULT_VERSION`. ``options`` go to the domain's environment class (e.g. a retrieval
+        variant for a knowledge domain; the four built-in domains take none).
         """
         if version is None:
             version = (getattr(task, "metadata", None) or {}).get("version", DEFAULT_VERSION)
-        env = cls(domain or task.domain, data_dir, version=version)
+        env = cls(domain or task.domain, data_dir, version=version, **options)
         env.task_id = task.id
         init = task.initial_state or {}
         env.set_state(init.get("initialization_data"), init.get("initialization_actions"),

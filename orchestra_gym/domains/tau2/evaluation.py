@@ -127,7 +127,7 @@ _GOLD_LOCK = threading.Lock()
 
 
 def gold_environment(task: Task, domain: str, data_dir: str | os.PathLike[str] | None = None,
-                     version: str | None = None) -> Tau2Environment:
+                     version: str | None = None, env_options: dict[str, Any] | None = None) -> Tau2Environment:
     """The task's gold final environment (initial state + gold actions, errors ignored); cached, do not modify.
 
     Gold actions go through `Tau2Environment.make_tool_call`, as tau2's evaluator sends them: in
@@ -136,11 +136,12 @@ def gold_environment(task: Task, domain: str, data_dir: str | os.PathLike[str] |
     """
     version = version or _version(task)
     crit = _criteria(task) or {}
-    fingerprint = canonical_json([crit.get("actions"), task.initial_state])
+    env_options = dict(env_options or {})
+    fingerprint = canonical_json([crit.get("actions"), task.initial_state, env_options])
     key = (domain, version, str(data.data_dir(data_dir, version).resolve()), str(task.id), fingerprint)
     env = _GOLD.get(key)
     if env is None:
-        env = Tau2Environment.from_task(task, domain, data_dir, version)
+        env = Tau2Environment.from_task(task, domain, data_dir, version, **env_options)
         for a in crit.get("actions") or []:
             env.make_tool_call(a["name"], a.get("arguments") or {}, a.get("requestor", "assistant"))
         with _GOLD_LOCK:
@@ -182,6 +183,7 @@ def evaluate(
     termination: str | None = None,
     transcript: Sequence[Message | dict[str, Any]] | None = None,
     version: str | None = None,
+    env_options: dict[str, Any] | None = None,
 ) -> EvaluationResult:
     """Score one episode by tau2's rules (v0.2.0 and v1.0.1 alike).
 
@@ -198,6 +200,7 @@ def evaluate(
         transcript: the conversation for the judge (messages or ``{"role","content"}`` dicts);
             default: the agent messages as assistant turns.
         version: tau2 data version of the environments; default the task's (``metadata["version"]``).
+        env_options: keyword arguments of the domain's environment class (`Tau2Environment.from_task`).
 
     Raises:
         ValueError: unknown ``termination`` or an unknown component in ``reward_basis``.
@@ -228,10 +231,10 @@ def evaluate(
             info["note"] = "No expected actions or env assertions"
             scores["DB"] = scores["ENV_ASSERTION"] = 1.0
         else:
-            agent_env = Tau2Environment.from_task(task, domain, data_dir, version)
+            agent_env = Tau2Environment.from_task(task, domain, data_dir, version, **(env_options or {}))
             info["skipped_calls"] = replay(agent_env, trajectory)
             # tau2 always reports the DB check (both databases), even when DB is not in the reward basis
-            match = agent_env.same_db(gold_environment(task, domain, data_dir, version))
+            match = agent_env.same_db(gold_environment(task, domain, data_dir, version, env_options))
             info["db_match"] = match
             if "DB" in basis:
                 scores["DB"] = 1.0 if match else 0.0
