@@ -50,6 +50,7 @@ __all__ = [
     "data_dir", "installed_data_dir", "reference_dir", "domain_dir", "domain_file", "db_path", "read_data_file",
     "load_raw_tasks", "load_splits", "load_policy", "TASK_SETS", "ENV_VAR", "INSTALL_HINT",
     "VERSIONS", "DEFAULT_VERSION", "VERSION_MARKERS", "check_version_name", "detect_version", "check_version",
+    "RAW_TASK_LOADERS",
 ]
 
 # Returned by `reference_dir` when no location is configured: a relative path that exists nowhere and names the fix.
@@ -360,24 +361,39 @@ def _base_split(tasks: list[dict[str, Any]], domain: str, path: str | os.PathLik
     return hit[2]
 
 
+#: domain -> ``loader(domain folder) -> list of raw tasks`` for a domain whose tasks are not one
+#: ``tasks.json`` (tau2-bench v1.0.1's banking_knowledge reads ``tasks/task_*.json``); the loader
+#: should return the same (cached) list on every call.
+RAW_TASK_LOADERS: dict[str, Any] = {}
+
+
 def _load_split_tasks(domain: str, path: str | os.PathLike[str] | None, split: str | None) -> list[dict[str, Any]]:
-    """tau2-bench v1.0.1's ``get_tasks(split)``: ``tasks.json`` in file order, narrowed to the split's ids (cached)."""
-    f = domain_file(domain, ["tasks.json"], path)
-    tasks = read_data_file(f)
+    """tau2-bench v1.0.1's ``get_tasks(split)``: the domain's tasks (``tasks.json``, or its
+    `RAW_TASK_LOADERS` entry) in file order, narrowed to the split's ids (cached). A domain without
+    ``split_tasks.json`` has only the ``base`` split: every task."""
+    loader = RAW_TASK_LOADERS.get(domain)
+    if loader is not None:
+        folder = domain_dir(domain, path)
+        tasks, f = loader(folder), folder / "tasks"
+    else:
+        f = domain_file(domain, ["tasks.json"], path)
+        tasks = read_data_file(f)
     if not isinstance(tasks, list):
         raise ValueError(f"{f}: expected a list of tasks")
     if split is None:
         return tasks
     splits = load_splits(domain, path)
     if splits is None:
-        raise FileNotFoundError(f"tau2 domain {domain!r}: split_tasks.json not found in {f.parent}; tau2-bench "
-                                f"v1.0.1's data has one for every domain with tasks.json")
+        if split == "base":
+            return tasks
+        raise ValueError(f"tau2 domain {domain!r} has only the 'base' split (no split_tasks.json in "
+                         f"{domain_dir(domain, path)}), not {split!r}")
     if split not in splits:
         from orchestra_gym.errors import did_you_mean
 
         raise ValueError(f"tau2 domain {domain!r} has no split {split!r}{did_you_mean(split, splits)}; "
                          f"its splits: {sorted(splits)} ({f.parent / 'split_tasks.json'})")
-    key = ("split:" + split, str(f.parent))
+    key = ("split:" + split, str(domain_dir(domain, path)))
     hit = _DERIVED.get(key)
     if hit is None or hit[0] is not tasks or hit[1] is not splits[split]:
         wanted = set(splits[split])

@@ -123,3 +123,45 @@ def test_domain_package_does_not_import_the_task_layer_above_it():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n.startswith("orchestra_gym.tasks") for n in names), f.name
+
+
+class ToyEnvironment(Tau2Environment):
+    """A fifth domain's environment class for `test_a_new_domain_registers_with_a_spec_and_a_marker`."""
+
+    def __init__(self, domain, data_dir=None, task_id=None, version="v0.2.0", flavour="plain"):
+        self.flavour = flavour
+        super().__init__(domain, data_dir, task_id, version)
+
+
+def test_a_new_domain_registers_with_a_spec_and_a_marker(tmp_path, monkeypatch):
+    """How banking_knowledge plugs in: a DomainSpec per version, a version marker, optionally a task loader."""
+    import json
+
+    from orchestra_gym.domains.tau2 import environment
+    from orchestra_gym.domains.tau2.environment import DomainSpec
+    from orchestra_gym.domains.tau2.evaluation import evaluate
+    from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
+    from orchestra_gym.domains.tau2.tasks import load_tau2_tasks
+
+    folder = tmp_path / "domains" / "toy"
+    (folder / "tasks").mkdir(parents=True)
+    for name in ("db.json", "policy.md"):
+        shutil.copy(DATA / "domains" / "mock" / name, folder / name)
+    raw = json.loads((DATA / "domains" / "mock" / "tasks.json").read_text())
+    loaded = [raw[0]]
+    environment.get_domain("mock")  # the built-in four first
+    monkeypatch.setitem(environment.DOMAIN_SPECS, ("toy", "v1.0.1"),
+                        DomainSpec("toy", MockTools, MOCK_TABLES, f"{__name__}:ToyEnvironment"))
+    monkeypatch.setitem(tau2_data.VERSION_MARKERS, "toy", lambda folder: "v1.0.1")
+    monkeypatch.setitem(tau2_data.RAW_TASK_LOADERS, "toy", lambda folder: loaded)
+
+    env = Tau2Environment("toy", data_dir=tmp_path, version="v1.0.1", flavour="spicy")
+    assert isinstance(env, ToyEnvironment) and env.flavour == "spicy"
+    tasks = load_tau2_tasks("toy", tmp_path, version="v1.0.1")
+    assert [t.id for t in tasks] == [raw[0]["id"]] and tasks[0].metadata["version"] == "v1.0.1"
+    res = evaluate(tasks[0], list(tasks[0].golden_actions), [], data_dir=tmp_path, env_options={"flavour": "spicy"})
+    assert res.breakdown["DB"] == 1.0
+    with pytest.raises(ValueError, match="does not exist in tau2-bench v0.2.0"):
+        Tau2Environment("toy", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="has only the 'base' split"):
+        load_tau2_tasks("toy", tmp_path, split="train", version="v1.0.1")
