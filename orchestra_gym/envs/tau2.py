@@ -54,7 +54,7 @@ class Tau2Env(FunctionCallingEnv):
     (its user answers ``###TRANSFER###``, a user stop): it fails a task whose gold actions write or
     that asks for information, and passes one that expects nothing changed and nothing said, so
     read a score against the domain's do-nothing floor (`orchestra_gym.tasks.tau2.noop_floor`:
-    airline 0.38, retail 0.06, telecom 0).
+    airline 0.38, retail 0.06, telecom 0; at v1.0.1 airline 0.46, retail 0.05, telecom 0).
     COMMUNICATE follows tau2 exactly (parity): each ``communicate_info`` string must occur,
     lower-cased, in an agent message lower-cased *with its commas removed*; the expected string
     keeps its commas, so an info such as ``"$1,000"`` can never be met (tau2 v0.2.0 behaves the

@@ -187,7 +187,9 @@ def noop_floor(domain: str, data_dir: str | os.PathLike[str] | None = None, spli
     whose gold actions write nothing and that asks nothing to be said (a request the policy
     refuses) is therefore passed by an agent that transfers at once: airline 19 of 50 tasks
     (0.38; train 13 of 30, test 6 of 20), retail 7 of 114, telecom 0 (its env assertions need
-    actions), mock 1 of 9.
+    actions), mock 1 of 9. With tau2-bench v1.0.1's tasks (``version="v1.0.1"``): airline 23 of 50
+    (0.46; train 16 of 30, test 7 of 20), retail 6 of 114 (112 retail tasks grade NL assertions,
+    which count as not passed here), telecom 0, mock 1 of 10.
 
     Each task is graded by `orchestra_gym.domains.tau2.evaluation.evaluate` with an empty
     trajectory and no agent message; tasks with NL assertions that cannot be judged here count as
