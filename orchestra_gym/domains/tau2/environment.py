@@ -100,24 +100,32 @@ class Tau2Environment:
     """A tau2 domain (``mock``, ``retail``, ``airline``, ``telecom``) with a fresh database, optionally at a task's initial state.
 
     ``Tau2Environment("telecom", ...)`` returns a `orchestra_gym.domains.tau2.telecom_env.TelecomEnvironment`
-    (the domain's ``DomainSpec.environment``), which adds the user's tools and database.
+    and ``Tau2Environment("mock", ..., version="v1.0.1")`` a
+    `orchestra_gym.domains.tau2.mock_user.MockEnvironment` (the domain's ``DomainSpec.environment``),
+    which add the user's tools and database.
 
     Args:
         domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"``.
-        data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
-            installed tau2 distribution's data (`orchestra_gym.domains.tau2.data.data_dir`).
+        data_dir: the tau2 data folder (holding ``domains/``, or a folder whose ``tau2/`` or
+            ``data/tau2/`` does); default ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2``
+            (``tau2_v1`` for v1.0.1), else an installed tau2 distribution's data
+            (`orchestra_gym.domains.tau2.data.data_dir`).
         task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:
             ``initialization_data`` (deep-merged into the database), then ``initialization_actions``
-            (toolkit functions run directly), then every tool call of ``message_history`` replayed
-            (its recorded result must match, else ValueError).
+            (toolkit functions run directly), then the tool calls of ``message_history`` replayed
+            (every call at v0.2.0, the state-changing ones at v1.0.1; the recorded result must
+            match, else ValueError). Any task of the version's tasks file (v0.2.0: its base set).
+        version: tau2-bench data version, ``"v0.2.0"`` (default) or ``"v1.0.1"``: the tools
+            (v1.0.1: retail's ``get_item_details``, mock's user tools), the history replay and the
+            tasks follow it; the data folder must be of it.
 
     Raises:
-        ValueError: unknown domain or task id (with the known ones), or an initial state that
-            does not replay.
+        ValueError: unknown domain, version or task id (with the known ones), data of the other
+            version (names both), or an initial state that does not replay.
         FileNotFoundError: the data folder or a file is missing.
 
     Attributes:
-        domain, task_id, tools (the toolkit, whose ``db`` is a `CowDB`), policy (markdown str).
+        domain, version, task_id, tools (the toolkit, whose ``db`` is a `CowDB`), policy (markdown str).
     """
 
     def __new__(cls, domain: str = "", *args: Any, **kwargs: Any) -> "Tau2Environment":
