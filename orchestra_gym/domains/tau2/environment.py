@@ -40,6 +40,7 @@ class DomainSpec:
 
 def _domains() -> dict[str, DomainSpec]:
     from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
+    from orchestra_gym.domains.tau2.banking import KnowledgeTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools
     from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomTools
@@ -50,10 +51,13 @@ def _domains() -> dict[str, DomainSpec]:
         "airline": DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
         "telecom": DomainSpec("telecom", TelecomTools, TELECOM_TABLES,
                               "orchestra_gym.domains.tau2.telecom_env:TelecomEnvironment"),
+        # tau2-bench v1.0.1 only; its own database model and loader (banking_env.py)
+        "banking_knowledge": DomainSpec("banking_knowledge", KnowledgeTools, {},  # type: ignore[arg-type]
+                                        "orchestra_gym.domains.tau2.banking_env:BankingEnvironment"),
     }
 
 
-DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom", "banking_knowledge")
 _SPECS: dict[str, DomainSpec] = {}
 
 
@@ -158,6 +162,14 @@ class Tau2Environment:
         """tau2 tool type (``READ`` / ``WRITE`` / ``GENERIC``) of an agent tool; None if not a tool
         (or, in these domains, when ``requestor`` is not ``"assistant"``)."""
         return self.tools.tool_type(name) if requestor == "assistant" else None
+
+    def mutates_state(self, name: str, requestor: str = "assistant") -> bool:
+        """Whether replaying this call can change the database (evaluation replays only these): WRITE tools.
+
+        `orchestra_gym.domains.tau2.banking_env.BankingEnvironment` overrides it with tau2 v1.0.1's
+        per-tool ``mutates_state`` flags.
+        """
+        return self.tool_type(name, requestor) == "WRITE"
 
     # ------------------------------------------------------------------------------------------
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> ToolResult:

@@ -111,7 +111,7 @@ def replay(env: Tau2Environment, calls: Sequence[ToolCall | dict[str, Any]], wri
         if ttype is None:
             skipped.append(str(name))
             continue
-        if writes_only and ttype != "WRITE":
+        if writes_only and not env.mutates_state(name, requestor):
             continue
         env.call_tool(name, arguments if isinstance(arguments, dict) else {}, requestor)
     return skipped
