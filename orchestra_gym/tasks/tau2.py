@@ -125,11 +125,31 @@ def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None,
         ValueError: unknown split or task set (with a near match), a split this domain does not
             have, or a split with a task set other than ``"base"``.
     """
+    if domain == "banking_knowledge":  # tau2-bench v1.0.1: tasks/task_*.json, no split file
+        return banking_tasks(data_dir, split, task_set)
     tasks = [task_from_raw(t, domain) for t in load_raw_tasks(domain, data_dir, task_set)]
     if split is None:
         return tasks
     wanted = set(split_task_ids(domain, split, data_dir, task_set))
     return [t for t in tasks if t.id in wanted]
+
+
+def banking_tasks(data_dir: str | os.PathLike[str] | None = None, split: str | None = None,
+                  task_set: str = "base") -> list[Task]:
+    """The 97 tasks of tau2-bench v1.0.1's ``banking_knowledge``, as tau2 loads them (``tasks/task_*.json``
+    sorted by name; the stale ``tasks.json`` beside them is not read).
+
+    Raises:
+        ValueError: a split other than None / ``"base"`` or a task set other than ``"base"`` (the
+            domain has no ``split_tasks.json``).
+        FileNotFoundError: no task files.
+    """
+    from orchestra_gym.domains.tau2.banking_env import load_banking_tasks
+
+    if split not in (None, "base") or task_set != "base":
+        raise ValueError(f"tau2 domain 'banking_knowledge' has no split file: use split=None or 'base' and "
+                         f"task_set='base', got split={split!r}, task_set={task_set!r}")
+    return [task_from_raw(t, "banking_knowledge") for t in load_banking_tasks(data_dir)]
 
 
 # ----------------------------------------------------------------------------------------------

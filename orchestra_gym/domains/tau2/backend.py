@@ -29,6 +29,7 @@ class Tau2Backend:
         domain: ``"mock"``, ``"airline"``, ``"retail"`` or ``"telecom"``; default ``task.domain``.
         data_dir: tau2 data folder (see `Tau2Environment`).
         judge: optional NL-assertion judge for `grade` (see `evaluation.Judge`).
+        env_kwargs: for the domain's environment class (banking_knowledge: ``retrieval``).
 
     Attributes:
         task, tools (`ToolSpec` list in tau2's order, kinds read / write / generic; includes
@@ -37,7 +38,7 @@ class Tau2Backend:
     """
 
     def __init__(self, task: Task | str, domain: str | None = None,
-                 data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None):
+                 data_dir: str | os.PathLike[str] | None = None, judge: Judge | None = None, **env_kwargs: Any):
         if isinstance(task, str):
             if domain is None:
                 raise ValueError(f"Tau2Backend(task_id, ...) needs domain= (one of {list(DOMAINS)})")
@@ -51,7 +52,7 @@ class Tau2Backend:
         self.domain = domain or task.domain
         self.data_dir = data_dir
         self.judge = judge
-        self.env = Tau2Environment.from_task(task, self.domain, data_dir)
+        self.env = Tau2Environment.from_task(task, self.domain, data_dir, **env_kwargs)
         self.tools: list[ToolSpec] = self.env.tool_specs()
         self.policy: str = self.env.policy
         user_specs = getattr(self.env, "user_tool_specs", None)

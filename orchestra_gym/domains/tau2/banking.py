@@ -226,6 +226,40 @@ _DEFAULT_ATM_LIMITS = {
 }
 
 
+def _envelope_scan(envelope: str, time: str, location: str, check: str, bank: str, payee: str, dated: str) -> str:
+    """The envelope scan text of tau2's two canned mixed (check + cash) ATM deposits with a $750 discrepancy."""
+    return (f"\n=== ATM DEPOSIT ENVELOPE SCAN ===\nEnvelope ID: {envelope}\nDeposit Time: {time}\nATM Location: {location}\n"
+            f"\n--- ENVELOPE CONTENTS ---\nItem 1: Personal Check\n  - Check Number: {check}\n  - Drawn On: {bank}\n"
+            f"  - Payee: {payee}\n  - Amount: $875.00\n  - Memo: \"October rent refund\"\n  - Signature: Present and "
+            f"legible\n  - Date on Check: {dated}\n\nItem 2: Cash\n  - Denomination breakdown:\n    * 2 x $100 bills = "
+            f"$200.00\n    * 3 x $20 bills = $60.00\n  - Total Cash: $260.00\n\n--- DEPOSIT SUMMARY ---\nCheck Total: "
+            f"$875.00\nCash Total: $260.00\nGRAND TOTAL: $1,135.00\n\n--- MACHINE RECORD ---\nAmount Recorded by ATM: "
+            f"$385.00\nDISCREPANCY DETECTED: $750.00 difference\n\n--- IMAGE QUALITY ---\nEnvelope scan: CLEAR\n"
+            f"Check front: CLEAR\nCheck back (endorsement): CLEAR - endorsed \"For Deposit Only - {payee}\"\n"
+            f"Cash image: CLEAR - bills visible and countable\n")
+
+
+_DISCREPANCY_NOTE = ("Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. "
+                     "Discrepancy of $750.00 confirmed via image review.")
+#: transaction id -> (ATM id, envelope scan, verification notes): the deposit images tau2's
+#: ``get_atm_deposit_images_8473`` has for three test transactions (none is in db.json; a task or
+#: probe adds them with initialization_data); every other Rho-Bank deposit has no images.
+_ATM_SCANS = {
+    "btxn_834027370c20": ("ATM #3921", _envelope_scan(
+        "ENV-2025-3921-00923", "3:47 PM CST", "Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX", "7284",
+        "First Texas Bank", "Derek Yamamoto", "11/03/2025"), _DISCREPANCY_NOTE),
+    "btxn_test_deposit_001": ("ATM #3921", _envelope_scan(
+        "ENV-2025-3921-00847", "2:34 PM EST", "Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR", "4821",
+        "First National Bank", "Linda Patterson", "11/05/2025"), _DISCREPANCY_NOTE),
+    "btxn_test_atm_dep_partial": ("ATM #5847", (
+        "\n=== ATM DEPOSIT ENVELOPE SCAN ===\nEnvelope ID: ENV-2025-5847-00293\nDeposit Time: 10:15 AM EST\n\n"
+        "--- ENVELOPE CONTENTS ---\nItem 1: Personal Check\n  - Check Number: 7392\n  - Amount: $500.00\n\n"
+        "--- DEPOSIT SUMMARY ---\nCheck Total: $500.00\nCash Total: $0.00\nGRAND TOTAL: $500.00\n\n"
+        "--- MACHINE RECORD ---\nAmount Recorded by ATM: $500.00\nNo discrepancy detected.\n"),
+        "Images confirm deposit matches recorded amount. No discrepancy found."),
+}
+
+
 def _pin_problem(pin: Any) -> str | None:
     if not pin or not pin.isdigit() or len(pin) != 4:
         return "PIN must be exactly 4 digits."
@@ -559,9 +593,6 @@ class KnowledgeTools(BankingToolkit):
 
     @discoverable("READ")
     def get_atm_deposit_images_8473(self, transaction_id: str) -> str:
-        # tau2 returns canned envelope scans for three test transaction ids (btxn_834027370c20,
-        # btxn_test_deposit_001, btxn_test_atm_dep_partial), none of which is in db.json or any task's
-        # initial state; not reproduced here: every Rho-Bank ATM deposit answers "images not available".
         if not transaction_id:
             return "Error: Missing required parameter: transaction_id"
         txns = self.db.tables["bank_account_transaction_history"]["data"]
@@ -576,8 +607,13 @@ class KnowledgeTools(BankingToolkit):
             return (f"Error: Transaction '{transaction_id}' is from a third-party ATM. Deposit images are only available "
                     f"for Rho-Bank ATM deposits. For third-party ATM disputes, a chargeback request must be submitted "
                     f"to the ATM network.")
-        return (f"ATM Deposit Image Retrieval Results\n=====================================\n"
-                f"Transaction ID: {transaction_id}\nATM: {desc}\nDeposit Date: {txn.get('date', 'Unknown')}\n"
+        head = f"ATM Deposit Image Retrieval Results\n=====================================\nTransaction ID: {transaction_id}\n"
+        scan = _ATM_SCANS.get(transaction_id)
+        if scan is not None:
+            atm_id, envelope, notes = scan
+            return (f"{head}ATM: {atm_id}\nDeposit Date: {txn.get('date', 'Unknown')}\n\n{envelope}\n\n"
+                    f"--- VERIFICATION NOTES ---\n{notes}\n")
+        return (f"{head}ATM: {desc}\nDeposit Date: {txn.get('date', 'Unknown')}\n"
                 f"Amount Recorded: ${abs(txn.get('amount', 0)):.2f}\n\n--- IMAGE STATUS ---\n"
                 f"Status: IMAGES NOT AVAILABLE\nReason: Deposit images for this transaction have either expired (older "
                 f"than 90 days) or were not captured by the ATM system.\n\nFor deposits without available images, the "

@@ -24,6 +24,7 @@ Source followed: tau2-bench v1.0.1 ``domains/banking_knowledge/environment.py`` 
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -38,6 +39,7 @@ from orchestra_gym.domains.tau2.db import copy_json
 from orchestra_gym.domains.tau2.environment import Tau2Environment, _history_calls, _loose_json
 from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import ToolResult, ToolSpec
+from orchestra_gym.users import UserToolRequest
 
 __all__ = ["BankingEnvironment", "DOMAIN", "VERSIONS", "load_banking_tasks", "read_log_allowlist"]
 
@@ -61,6 +63,24 @@ class KnowledgeToolsWithGrep(GrepMixin, KnowledgeTools):
 
 class KnowledgeToolsPlain(KnowledgeTools):
     """Agent toolkit without retrieval tools (``full_kb``, ``golden_retrieval``, ``no_knowledge``)."""
+
+
+def _json_arguments(name: str) -> Any:
+    """Reads the JSON object after `` `name` `` in an agent's text: ``[args]``, or ``[]`` when unclear."""
+    required = USER_SCHEMAS[name][2].get("required") or []
+
+    def read(text: str) -> list[dict[str, Any]]:
+        at = text.find(f"`{name}`")
+        brace = text.find("{", at) if at >= 0 else -1
+        if brace >= 0:
+            try:
+                value, _ = json.JSONDecoder().raw_decode(text[brace:])
+            except json.JSONDecodeError:
+                return []
+            return [value] if isinstance(value, dict) else []
+        return [] if required else [{}]
+
+    return read
 
 
 def _toolkit_class(variant: Variant) -> type[KnowledgeTools]:
@@ -211,6 +231,21 @@ class BankingEnvironment(Tau2Environment):
                          parameters=s["function"]["parameters"],
                          kind=_KIND[self.user_tools.tool_type(s["function"]["name"])])
                 for s in self.user_openai_schemas()]
+
+    def user_requests(self) -> tuple[UserToolRequest, ...]:
+        """How the offline scripted user recognises a request for one of its tools: the tool's name in
+        backticks followed by its arguments as a JSON object (`user_request_text` writes them so)."""
+        return tuple(UserToolRequest(name, (), arguments=_json_arguments(name)) for name in USER_SCHEMAS)
+
+    def user_request_text(self, name: str, arguments: dict[str, Any]) -> str:
+        """The message an agent (the oracle) sends to ask the user for one of their tool actions.
+
+        Raises:
+            ValueError: ``name`` is not one of the user's listed tools.
+        """
+        if name not in USER_SCHEMAS:
+            raise ValueError(f"{name!r} is not a banking_knowledge user tool; user tools: {list(USER_SCHEMAS)}")
+        return f"Could you please do this on your side: `{name}` with arguments {json.dumps(arguments)}"
 
     def _toolkit(self, requestor: str) -> Any:
         if requestor == "user":

@@ -78,6 +78,18 @@ def get_domain(domain: str) -> DomainSpec:
 _KIND = {"READ": "read", "WRITE": "write", "GENERIC": "generic", "THINK": "generic"}
 
 
+def _environment_class(cls: type, domain: str) -> type:
+    """The class `Tau2Environment(domain)` builds: the domain's own (``DomainSpec.environment``) or ``cls``."""
+    if cls is Tau2Environment and domain:
+        custom = get_domain(domain).environment
+        if custom is not None:
+            import importlib
+
+            module, name = custom.split(":")
+            return getattr(importlib.import_module(module), name)
+    return cls
+
+
 class Tau2Environment:
     """A tau2 domain (``mock``, ``retail``, ``airline``, ``telecom``) with a fresh database, optionally at a task's initial state.
 
@@ -103,14 +115,7 @@ class Tau2Environment:
     """
 
     def __new__(cls, domain: str = "", *args: Any, **kwargs: Any) -> "Tau2Environment":
-        if cls is Tau2Environment and domain:
-            custom = get_domain(domain).environment
-            if custom is not None:
-                import importlib
-
-                module, name = custom.split(":")
-                cls = getattr(importlib.import_module(module), name)
-        return super().__new__(cls)
+        return super().__new__(_environment_class(cls, domain))
 
     def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None):
         self.spec = get_domain(domain)
@@ -128,13 +133,18 @@ class Tau2Environment:
 
     @classmethod
     def from_task(cls, task: Any, domain: str | None = None,
-                  data_dir: str | os.PathLike[str] | None = None) -> "Tau2Environment":
+                  data_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> "Tau2Environment":
         """A fresh environment at the initial state of an `orchestra_gym.types.Task` (any source).
 
         Same as ``Tau2Environment(domain, data_dir, task_id=task.id)`` for tasks from the data
         folder, but uses ``task.initial_state`` directly, so it also works for tasks built in code.
+        ``kwargs`` go to the domain's own environment class (banking_knowledge: ``retrieval``),
+        whose ``from_task`` is used when it has one.
         """
-        env = cls(domain or task.domain, data_dir)
+        custom = _environment_class(cls, domain or task.domain)
+        if custom is not cls and "from_task" in vars(custom):
+            return custom.from_task(task, domain, data_dir, **kwargs)
+        env = cls(domain or task.domain, data_dir, **kwargs)
         env.task_id = task.id
         init = task.initial_state or {}
         env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
