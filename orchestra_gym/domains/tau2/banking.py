@@ -145,25 +145,29 @@ class BankingToolkit:
     def __init__(self, db: BankingDB):
         self.db = db
 
-    def has_tool(self, name: str) -> bool:
+    @classmethod
+    def has_tool(cls, name: str) -> bool:
         """True for listed and discoverable tools (tau2's toolkit table)."""
-        return name in self._TYPES
+        return name in cls._TYPES
 
-    def tool_type(self, name: str) -> str | None:
-        return self._TYPES.get(name)
+    @classmethod
+    def tool_type(cls, name: str) -> str | None:
+        return cls._TYPES.get(name)
 
-    def mutates_state(self, name: str) -> bool:
+    @classmethod
+    def mutates_state(cls, name: str) -> bool:
         """tau2 ``tool_mutates_state``: only such calls are replayed from a message history."""
-        return self._MUTATES.get(name, True)
+        return cls._MUTATES.get(name, True)
 
-    def has_discoverable_tool(self, name: str) -> bool:
-        return name in self._DISCOVERABLE
+    @classmethod
+    def has_discoverable_tool(cls, name: str) -> bool:
+        return name in cls._DISCOVERABLE
 
     def invoke(self, name: str, arguments: Any) -> tuple[str, bool]:
         """One call as tau2's ``use_tool`` + ``get_response`` render it: ``(content, error)``. Never raises."""
-        if name not in self._TYPES:
-            return f"Error: Tool '{name}' not found.", True
         try:
+            if name not in self._TYPES:  # an unhashable name raises here, as in tau2
+                return f"Error: Tool '{name}' not found.", True
             if not isinstance(arguments, dict):
                 raise TypeError(f"{type(self).__name__}.{name}() argument after ** must be a mapping, "
                                 f"not {type(arguments).__name__}")
@@ -284,13 +288,13 @@ class KnowledgeTools(BankingToolkit):
         self.given: dict[str, dict[str, Any]] = {}
 
     def _cards(self) -> dict[str, Any]:
-        return self.db.tables["debit_cards"]["data"]
+        return self.db.data("debit_cards")
 
     def _accounts(self) -> dict[str, Any]:
-        return self.db.tables["accounts"]["data"]
+        return self.db.data("accounts")
 
     def _cc_accounts(self) -> dict[str, Any]:
-        return self.db.tables["credit_card_accounts"]["data"]
+        return self.db.data("credit_card_accounts")
 
     def _history(self, title: str, tool_name: str, heading: str, table: str, field: str, value: Any, empty: str) -> str:
         """The text of tau2's history look-ups: a header, then the query's records or ``empty``."""
@@ -595,7 +599,7 @@ class KnowledgeTools(BankingToolkit):
     def get_atm_deposit_images_8473(self, transaction_id: str) -> str:
         if not transaction_id:
             return "Error: Missing required parameter: transaction_id"
-        txns = self.db.tables["bank_account_transaction_history"]["data"]
+        txns = self.db.data("bank_account_transaction_history")
         if transaction_id not in txns:
             return f"Error: Transaction '{transaction_id}' not found."
         txn = txns[transaction_id]
@@ -841,7 +845,7 @@ class KnowledgeTools(BankingToolkit):
                 return "Error: months must be a positive integer."
         except (ValueError, TypeError):
             return "Error: Invalid months value. Must be a positive integer."
-        payments = [p for p in self.db.tables["payment_history"]["data"].values()
+        payments = [p for p in self.db.data("payment_history").values()
                     if p.get("credit_card_account_id") == credit_card_account_id]
         if not payments:
             return f"No payment history found for account '{credit_card_account_id}'."
@@ -869,11 +873,11 @@ class KnowledgeTools(BankingToolkit):
         if cc.get("user_id") != user_id:
             return f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
         open_dispute = any(d.get("user_id") == user_id and d.get("status") in ("SUBMITTED", "UNDER_REVIEW", "PENDING")
-                           for d in self.db.tables["transaction_disputes"]["data"].values())
+                           for d in self.db.data("transaction_disputes").values())
         if (open_dispute
                 or any(o.get("credit_card_account_id") == credit_card_account_id
                        and o.get("status") in ("PENDING", "PROCESSING", "SHIPPED")
-                       for o in self.db.tables["credit_card_orders"]["data"].values())
+                       for o in self.db.data("credit_card_orders").values())
                 or cc.get("account_status", "").upper() in ("PAST_DUE", "DELINQUENT", "COLLECTIONS", "CLOSED")):
             return "Error: Credit limit increase request cannot be approved at this time."
         try:
@@ -1048,7 +1052,7 @@ class KnowledgeTools(BankingToolkit):
         after = before + amount
         account["current_holdings"] = money_format.format(after)
         txn_id = f"txn_{_sha_id(f'{seed}:{account_id}:{credit_type}:{amount}:{TODAY}')}"
-        self.db.tables["bank_account_transaction_history"]["data"][txn_id] = {
+        self.db.data("bank_account_transaction_history")[txn_id] = {
             "transaction_id": txn_id, "account_id": account_id, "date": TODAY, "description": kinds[credit_type],
             "amount": amount, "type": credit_type, "status": "posted"}
         return (f"\nCredit applied successfully!\n  - Transaction ID: {txn_id}\n  - Account: {account_id}\n"
@@ -1084,7 +1088,7 @@ class KnowledgeTools(BankingToolkit):
         account = self._accounts().get(account_id)
         if account is None:
             return f"Error: Account '{account_id}' not found."
-        user = self.db.tables["users"]["data"].get(user_id)
+        user = self.db.data("users").get(user_id)
         if user is None:
             return f"Error: User '{user_id}' not found."
         report_id = f"IDR_{_sha_id(f'interest_report:{account_id}:{user_id}:{expected_apy}:{actual_apy}:{TODAY}')}"
@@ -1169,7 +1173,7 @@ class KnowledgeTools(BankingToolkit):
         if holdings < 25.0:
             return f"Error: Account must have a minimum balance of $25. Current balance: ${holdings:.2f}"
         if any(o.get("account_id") == account_id and o.get("status") == "PENDING"
-               for o in self.db.tables["debit_card_orders"]["data"].values()):
+               for o in self.db.data("debit_card_orders").values()):
             return f"Error: There is already a pending debit card order for account '{account_id}'."
         if any(c.get("account_id") == account_id and c.get("status") == "ACTIVE" for c in self._cards().values()):
             return (f"Error: Account '{account_id}' already has an active debit card. Maximum 1 active card per "
@@ -1202,7 +1206,7 @@ class KnowledgeTools(BankingToolkit):
         seed = f"card_details:{card_id}"
         last4 = "".join(c for c in _sha_id(seed + ":last4", 8) if c.isdigit())[:4].zfill(4)
         cvv = "".join(c for c in _sha_id(seed + ":cvv", 6) if c.isdigit())[:3].zfill(3)
-        users = self.db.tables["users"]["data"]
+        users = self.db.data("users")
         holder = users[user_id].get("name", "CARDHOLDER").upper() if user_id in users else "CARDHOLDER"
         month, _, year = TODAY.split("/")
         day = "31" if month in ("01", "03", "05", "07", "08", "10", "12") else ("28" if month == "02" else "30")
@@ -1645,7 +1649,7 @@ class KnowledgeUserTools(BankingToolkit):
         args = {"user_id": user_id, "transaction_id": transaction_id}
         self._log_call("submit_cash_back_dispute_0589", args)
         dispute_id = _dispute_id(user_id, transaction_id)
-        config = self.db.tables["task_config"]["data"]
+        config = self.db.data("task_config")
         auto = bool(config) and config.get("dispute_settings", {}).get("auto_resolve_disputes", False)
         record = {"dispute_id": dispute_id, "user_id": user_id, "transaction_id": transaction_id, "submitted_at": TODAY}
         if auto:
@@ -1704,7 +1708,7 @@ class KnowledgeUserTools(BankingToolkit):
             return f"Error: Invalid check amount '{check_amount}'. Must be a number."
         if check_amount <= 0:
             return "Error: Check amount must be positive."
-        accounts = self.db.tables["accounts"]["data"]
+        accounts = self.db.data("accounts")
         if account_id not in accounts:
             return f"Error: Account '{account_id}' not found."
         account = accounts[account_id]

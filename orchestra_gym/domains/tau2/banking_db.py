@@ -9,7 +9,7 @@ recorded in ``tau2_v1_reference/banking_knowledge``.
   order (file order, new records appended); query output follows that order.
 - The hash is tau2's: sha256 of ``json.dumps(model_dump, sort_keys=True, default=str)``, the
   tables missing from ``db.json`` dumping as ``{"data": {}, "notes": ""}``.
-- ``db.json`` is parsed once per process; every environment gets its own deep copy (~5 ms).
+- ``db.json`` is parsed once per process; an environment copies a table the first time it uses it.
 """
 
 from __future__ import annotations
@@ -47,14 +47,18 @@ QUERY_TABLES = (
 
 
 class BankingDB:
-    """A mutable ``TransactionalDB``: ``tables[name]`` is ``{"data": {id: record}, "notes": str}``.
+    """A mutable ``TransactionalDB``: 23 tables, each ``{"data": {id: record}, "notes": str}``.
 
-    Attributes:
-        tables: dict of the 23 tables (see `TABLES`).
+    Copy on access per table: a table is deep-copied from the shared parsed snapshot the first time
+    this database hands it out (`table` / `data`), so a fresh environment costs microseconds and
+    the hash reuses the snapshot's JSON of every table not handed out.
     """
 
-    def __init__(self, tables: dict[str, dict[str, Any]]):
-        self.tables = tables
+    def __init__(self, snapshot: dict[str, dict[str, Any]], own: dict[str, dict[str, Any]] | None = None,
+                 fragments: dict[str, str] | None = None):
+        self._snapshot = snapshot
+        self._own: dict[str, dict[str, Any]] = own or {}
+        self._fragments = fragments if fragments is not None else {}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> "BankingDB":
@@ -71,9 +75,19 @@ class BankingDB:
             tables[name] = {"data": copy_json(t.get("data") or {}), "notes": str(t.get("notes", ""))}
         return cls(tables)
 
+    def table(self, name: str) -> dict[str, Any] | None:
+        """This database's own (mutable) ``{"data", "notes"}`` of a model table; None for another name."""
+        t = self._own.get(name)
+        if t is None:
+            base = self._snapshot.get(name)
+            if base is None:
+                return None
+            t = self._own[name] = copy_json(base)
+        return t
+
     def data(self, table: str) -> dict[str, Any] | None:
-        """The ``data`` dict of a model table; None for a name that is not a table."""
-        t = self.tables.get(table)
+        """The ``data`` dict (record id -> record) of a model table; None for a name that is not a table."""
+        t = self.table(table)
         return None if t is None else t["data"]
 
     def add(self, table: str, record_id: str, record: dict[str, Any]) -> bool:
@@ -93,20 +107,33 @@ class BankingDB:
         return True
 
     def merge(self, update: dict[str, Any]) -> None:
-        """tau2 ``update_db`` (``initialization_data.agent_data``): deep merge, then re-validate."""
-        merged = deep_update(self.tables, update)
-        self.tables = BankingDB.from_json(merged).tables
+        """tau2 ``update_db`` (``initialization_data.agent_data``): deep merge, then re-validate the tables."""
+        for name, value in update.items():
+            if name in TABLES:  # the model ignores other keys
+                merged = BankingDB.from_json({name: deep_update(self.table(name), value)})
+                self._own[name] = merged.table(name)
 
     def dump(self) -> dict[str, Any]:
-        """The model dump (tables in field order)."""
-        return self.tables
+        """The model dump: every table in field order (not copied; do not modify)."""
+        return {name: self._own.get(name) or self._snapshot[name] for name in TABLES}
 
     def hash(self) -> str:
-        """tau2's DB hash (see the module docstring), hex."""
-        return hashlib.sha256(canonical_json(self.tables).encode()).hexdigest()
+        """tau2's DB hash: sha256 of ``json.dumps(dump, sort_keys=True, default=str)``, hex (composed per table)."""
+        parts = []
+        for name in sorted(TABLES):
+            own = self._own.get(name)
+            if own is not None:
+                frag = canonical_json(own)
+            else:
+                frag = self._fragments.get(name)
+                if frag is None:
+                    frag = self._fragments[name] = canonical_json(self._snapshot[name])
+            parts.append(f"{json.dumps(name)}: {frag}")
+        return hashlib.sha256(("{" + ", ".join(parts) + "}").encode()).hexdigest()
 
     def copy(self) -> "BankingDB":
-        return BankingDB(copy_json(self.tables))
+        """An independent database (shares the read-only snapshot)."""
+        return BankingDB(self._snapshot, {k: copy_json(v) for k, v in self._own.items()}, self._fragments)
 
 
 _SNAPSHOTS: dict[tuple[str, int, int], BankingDB] = {}
@@ -128,7 +155,7 @@ def load_banking_db(path: str | Path) -> BankingDB:
         snap = _SNAPSHOTS.get(key)
         if snap is None:
             snap = _SNAPSHOTS[key] = BankingDB.from_json(json.loads(p.read_text(encoding="utf-8")))
-    return snap.copy()
+    return BankingDB(snap._snapshot, None, snap._fragments)
 
 
 def _contains(a: Any, b: Any) -> bool:
