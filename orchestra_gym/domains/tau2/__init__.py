@@ -1,7 +1,9 @@
 """tau2-bench domains (``mock``, ``retail``, ``airline``, ``telecom``) reimplemented to behave like tau2-bench v0.2.0.
 
 - `Tau2Environment`: a domain's database and tools for one episode (replay API); for telecom a
-  `TelecomEnvironment` with the user's own tools and database as well.
+  `TelecomEnvironment` with the user's own tools and database as well; for tau2-bench v1.0.1's
+  ``banking_knowledge`` a `orchestra_gym.domains.tau2.banking_env.BankingEnvironment` (its knowledge
+  base, retrieval variants and discoverable tools).
 - `evaluate`: tau2's reward rules (DB, COMMUNICATE, ENV_ASSERTION, ACTION, NL_ASSERTION).
 - `orchestra_gym.domains.tau2.backend.Tau2Backend`: the `orchestra_gym.domains.backend.DomainBackend`
   for function-calling envs (import it from its module: it builds tasks with

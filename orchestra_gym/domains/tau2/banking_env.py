@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from orchestra_gym.domains.tau2 import data
@@ -37,11 +38,12 @@ from orchestra_gym.domains.tau2.banking_retrieval import (
 from orchestra_gym.domains.tau2.banking_schemas import AGENT_SCHEMAS, RETRIEVAL_SCHEMAS, USER_SCHEMAS
 from orchestra_gym.domains.tau2.db import copy_json
 from orchestra_gym.domains.tau2.environment import Tau2Environment, _history_calls, _loose_json
+from orchestra_gym.data_paths import data_root
 from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import ToolResult, ToolSpec
 from orchestra_gym.users import UserToolRequest
 
-__all__ = ["BankingEnvironment", "DOMAIN", "VERSIONS", "load_banking_tasks", "read_log_allowlist"]
+__all__ = ["BankingEnvironment", "DOMAIN", "VERSIONS", "banking_data_dir", "load_banking_tasks", "read_log_allowlist"]
 
 DOMAIN = "banking_knowledge"
 #: tau2 data versions that have this domain.
@@ -91,13 +93,44 @@ def _toolkit_class(variant: Variant) -> type[KnowledgeTools]:
     return KnowledgeToolsWithGrep if variant.grep else KnowledgeToolsPlain
 
 
+def banking_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The tau2 v1.0.1 data folder (holding ``domains/banking_knowledge``).
+
+    ``data_dir`` when given; else the folder `orchestra_gym.domains.tau2.data.data_dir` finds
+    (``$TAU2_DATA_DIR``, ...) when it has this domain; else ``$TAU2_V1_DATA_DIR``, else
+    ``$ORCHESTRA_DATA_DIR/tau2_v1`` (the layout of the project's data folder, where ``tau2/`` holds
+    v0.2.0's data, which has no banking_knowledge).
+
+    Raises:
+        FileNotFoundError: no folder with ``domains/banking_knowledge`` (the message names them).
+    """
+    if data_dir is not None:
+        return data.data_dir(data_dir)
+    tried = []
+    try:
+        found = data.data_dir(None)
+        tried.append(str(found))
+        if (found / "domains" / DOMAIN).is_dir():
+            return found
+    except FileNotFoundError:
+        pass
+    root = data_root()
+    for cand in (os.environ.get("TAU2_V1_DATA_DIR"), root / "tau2_v1" if root is not None else None):
+        if cand:
+            tried.append(str(cand))
+            if (Path(cand) / "domains" / DOMAIN).is_dir():
+                return Path(cand)
+    raise FileNotFoundError(f"tau2 domain {DOMAIN!r} (tau2-bench v1.0.1 data) not found; looked in {tried}. Pass "
+                            f"data_dir= (the v1.0.1 folder that holds domains/), or set TAU2_V1_DATA_DIR")
+
+
 def load_banking_tasks(data_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The domain's tasks as tau2 loads them: ``tasks/task_*.json`` sorted by file name (97 at v1.0.1).
 
     Raises:
         FileNotFoundError: no ``tasks/`` folder with task files (the message names it).
     """
-    folder = data.domain_dir(DOMAIN, data_dir) / "tasks"
+    folder = data.domain_dir(DOMAIN, banking_data_dir(data_dir)) / "tasks"
     files = sorted(folder.glob("task_*.json")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"tau2 domain {DOMAIN!r}: no tasks/task_*.json in {folder.parent} "
@@ -132,7 +165,7 @@ class BankingEnvironment(Tau2Environment):
 
     Args:
         domain: ``"banking_knowledge"``.
-        data_dir: tau2 v1.0.1 data folder (holding ``domains/``); default as `Tau2Environment`.
+        data_dir: tau2 v1.0.1 data folder (holding ``domains/``); default: `banking_data_dir`.
         task_id: when given, the task's initial state is applied and its read-log allowlist set.
         version: tau2 data version; only ``"v1.0.1"`` has this domain.
         retrieval: retrieval variant (`banking_retrieval.VARIANTS`), default ``"bm25_grep"``
@@ -160,7 +193,7 @@ class BankingEnvironment(Tau2Environment):
         self.spec = None
         self.domain = domain
         self.version = version
-        self.data_dir = data.data_dir(data_dir)
+        self.data_dir = banking_data_dir(data_dir)
         folder = data.domain_dir(domain, self.data_dir)
         self.retrieval = get_variant(retrieval)
         self.kb: KnowledgeBase = load_knowledge_base(folder)

@@ -97,7 +97,9 @@ class Tau2Environment:
     (the domain's ``DomainSpec.environment``), which adds the user's tools and database.
 
     Args:
-        domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"``.
+        domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"`` (``"banking_knowledge"``:
+            `orchestra_gym.domains.tau2.banking_env.BankingEnvironment`, which also takes
+            ``version="v1.0.1"`` and ``retrieval=``).
         data_dir: the tau2 data folder (holding ``domains/``); default ``$TAU2_DATA_DIR``, else an
             installed tau2 distribution's data (`orchestra_gym.domains.tau2.data.data_dir`).
         task_id: when given, the task's ``initial_state`` is applied as tau2's evaluator does:

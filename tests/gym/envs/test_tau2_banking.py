@@ -85,6 +85,8 @@ def test_retrieval_variants_and_policies():
     by_id = {d.id: d for d in docs}
     assert required and all(f"## {by_id[r].title}\n\n{by_id[r].content}" in env.policy for r in required)
     assert "<required_documents>\n## " in env.policy and "{{required_documents}}" not in env.policy
+    if DATA == SHARED / "tau2_v1" and not os.environ.get("TAU2_V1_DATA_DIR"):  # found without data_dir
+        assert Tau2Environment("banking_knowledge").data_dir == DATA
     bm25 = Tau2Environment("banking_knowledge", data_dir=DATA, retrieval="bm25")
     assert [s.name for s in bm25.tool_specs()][:2] == ["KB_search", "transfer_to_human_agents"]
     assert "uses BM25 for retrieval" in bm25.policy and "{{component" not in bm25.policy
