@@ -124,18 +124,26 @@ def banking_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
                             f"data_dir= (the v1.0.1 folder that holds domains/), or set TAU2_V1_DATA_DIR")
 
 
+_TASKS: dict[tuple[str, int], list[dict[str, Any]]] = {}
+
+
 def load_banking_tasks(data_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The domain's tasks as tau2 loads them: ``tasks/task_*.json`` sorted by file name (97 at v1.0.1).
+    """The domain's tasks as tau2 loads them: ``tasks/task_*.json`` sorted by file name (97 at v1.0.1);
+    read once per process (the list and the dicts are shared: do not modify).
 
     Raises:
         FileNotFoundError: no ``tasks/`` folder with task files (the message names it).
     """
     folder = data.domain_dir(DOMAIN, banking_data_dir(data_dir)) / "tasks"
-    files = sorted(folder.glob("task_*.json")) if folder.is_dir() else []
-    if not files:
-        raise FileNotFoundError(f"tau2 domain {DOMAIN!r}: no tasks/task_*.json in {folder.parent} "
-                                f"(tau2-bench v1.0.1 data; tasks.json beside it is stale and not used)")
-    return [data.read_data_file(f) for f in files]
+    key = (str(folder.resolve()), folder.stat().st_mtime_ns if folder.is_dir() else 0)
+    tasks = _TASKS.get(key)
+    if tasks is None:
+        files = sorted(folder.glob("task_*.json")) if folder.is_dir() else []
+        if not files:
+            raise FileNotFoundError(f"tau2 domain {DOMAIN!r}: no tasks/task_*.json in {folder.parent} "
+                                    f"(tau2-bench v1.0.1 data; tasks.json beside it is stale and not used)")
+        tasks = _TASKS[key] = [data.read_data_file(f) for f in files]
+    return tasks
 
 
 def find_banking_task(task_id: str, data_dir: Any = None) -> dict[str, Any]:
