@@ -25,6 +25,7 @@ ENV_SPECS: dict[str, tuple[str, dict]] = {
     "ToolOrchestra-Tau2-Retail-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "retail"}),
     "ToolOrchestra-Tau2-Airline-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "airline"}),
     "ToolOrchestra-Tau2-Telecom-v0": ("orchestra_gym.envs.tau2:Tau2Env", {"domain": "telecom"}),
+    "ToolOrchestra-Tau2-BankingKnowledge-v0": ("orchestra_gym.envs.tau2_banking:Tau2BankingEnv", {}),
     "ToolOrchestra-HLE-v0": ("orchestra_gym.envs.qa:HLEEnv", {}),
     "ToolOrchestra-FRAMES-v0": ("orchestra_gym.envs.qa:FRAMESEnv", {}),
 }

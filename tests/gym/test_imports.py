@@ -144,7 +144,9 @@ def test_the_graph_sees_imports_inside_functions_and_parent_packages(tmp_path):
 def test_no_module_is_over_900_lines(package):
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules(package).items()}
     assert len(sizes) > 15
-    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+    # domain modules mirror their upstream's one-file toolkits and schema tables (tau2's banking_knowledge: 44
+    # discoverable tools), so the cap is for the rest of the house (issue text: "outside domains/")
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES and ".domains." not in name} == {}
 
 
 # The public names of the single orchestra_gym/evaluation.py module (its __all__ and the names importers used)

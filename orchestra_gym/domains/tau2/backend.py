@@ -34,7 +34,7 @@ class Tau2Backend:
         version: tau2-bench data version; default the task's (``task.metadata["version"]``), else
             ``"v0.2.0"``.
         env_options: keyword arguments of the domain's environment class, for the live
-            environment and for grading (`Tau2Environment.from_task`; none for the built-in four).
+            environment and for grading (`Tau2Environment.from_task`; banking_knowledge: ``retrieval``; none for the built-in four).
 
     Attributes:
         task, tools (`ToolSpec` list in tau2's order, kinds read / write / generic; includes
@@ -55,7 +55,8 @@ class Tau2Backend:
         self.domain = domain or task.domain
         self.data_dir = data_dir
         self.judge = judge
-        self.version = version or (task.metadata or {}).get("version") or DEFAULT_VERSION
+        fallback = "v1.0.1" if self.domain == "banking_knowledge" else DEFAULT_VERSION  # the domain exists only there
+        self.version = version or (task.metadata or {}).get("version") or fallback
         self.env_options = dict(env_options or {})
         self.env = Tau2Environment.from_task(task, self.domain, data_dir, self.version, **self.env_options)
         self.tools: list[ToolSpec] = self.env.tool_specs()

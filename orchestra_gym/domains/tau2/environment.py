@@ -22,7 +22,7 @@ from typing import Any
 
 from orchestra_gym.domains.tau2 import data
 from orchestra_gym.domains.tau2.data import DEFAULT_VERSION
-from orchestra_gym.errors import did_you_mean
+from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.domains.tau2.db import CowDB, Schema, deep_update, load_snapshot
 from orchestra_gym.domains.tau2.toolkit import Tau2Toolkit
 from orchestra_gym.types import ToolResult, ToolSpec
@@ -47,6 +47,7 @@ class DomainSpec:
 
 def _builtin_domains() -> dict[tuple[str, str], DomainSpec]:
     from orchestra_gym.domains.tau2.airline import AIRLINE_TABLES, AirlineTools
+    from orchestra_gym.domains.tau2.banking import KnowledgeTools
     from orchestra_gym.domains.tau2.mock import MOCK_TABLES, MockTools
     from orchestra_gym.domains.tau2.retail import RETAIL_TABLES, RetailTools, RetailToolsV1
     from orchestra_gym.domains.tau2.telecom import TELECOM_TABLES, TelecomTools
@@ -61,15 +62,30 @@ def _builtin_domains() -> dict[tuple[str, str], DomainSpec]:
         ("airline", "v1.0.1"): DomainSpec("airline", AirlineTools, AIRLINE_TABLES),
         ("telecom", "v0.2.0"): telecom,
         ("telecom", "v1.0.1"): telecom,
+        # tau2-bench v1.0.1 only; its own database model and loader (banking_env.py)
+        ("banking_knowledge", "v1.0.1"): DomainSpec("banking_knowledge", KnowledgeTools, {},  # type: ignore[arg-type]
+                                                    "orchestra_gym.domains.tau2.banking_env:BankingEnvironment"),
     }
 
 
 #: the tau2 domains, in the order the envs are registered.
-DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom")
+DOMAINS: tuple[str, ...] = ("mock", "retail", "airline", "telecom", "banking_knowledge")
 #: (domain, data version) -> `DomainSpec`; the built-in four are added on first use. A new domain
 #: registers with ``DOMAIN_SPECS[("banking_knowledge", "v1.0.1")] = DomainSpec(...)`` (plus its
 #: name in `DOMAINS` and a marker in `orchestra_gym.domains.tau2.data.VERSION_MARKERS`).
 DOMAIN_SPECS: dict[tuple[str, str], DomainSpec] = {}
+
+
+def _environment_class(cls: type, domain: str, version: str) -> type:
+    """The class `Tau2Environment(domain, version=...)` builds: the domain's own (``DomainSpec.environment``) or ``cls``."""
+    if cls is Tau2Environment and domain:
+        custom = get_domain(domain, version).environment
+        if custom is not None:
+            import importlib
+
+            module, name = custom.split(":")
+            return getattr(importlib.import_module(module), name)
+    return cls
 
 
 def get_domain(domain: str, version: str = DEFAULT_VERSION) -> DomainSpec:
@@ -89,7 +105,7 @@ def get_domain(domain: str, version: str = DEFAULT_VERSION) -> DomainSpec:
         if domain not in names:
             raise ValueError(f"unknown tau2 domain {domain!r}{did_you_mean(domain, names)}; known domains: {names}")
         have = sorted(v for d, v in DOMAIN_SPECS if d == domain)
-        raise ValueError(f"tau2 domain {domain!r} does not exist in tau2-bench {version}; it has versions {have}")
+        raise ConfigError(f"version={version!r}: tau2 domain {domain!r} exists only in tau2-bench {have}")
     return spec
 
 
@@ -105,7 +121,9 @@ class Tau2Environment:
     which add the user's tools and database.
 
     Args:
-        domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"``.
+        domain: ``"mock"``, ``"retail"``, ``"airline"`` or ``"telecom"`` (``"banking_knowledge"``:
+            `orchestra_gym.domains.tau2.banking_env.BankingEnvironment`, which exists at
+            ``version="v1.0.1"`` only and also takes ``retrieval=``).
         data_dir: the tau2 data folder (holding ``domains/``, or a folder whose ``tau2/`` or
             ``data/tau2/`` does); default ``$TAU2_DATA_DIR``, else ``$ORCHESTRA_DATA_DIR/tau2``
             (``tau2_v1`` for v1.0.1), else an installed tau2 distribution's data
@@ -131,12 +149,9 @@ class Tau2Environment:
     def __new__(cls, domain: str = "", *args: Any, **kwargs: Any) -> "Tau2Environment":
         if cls is Tau2Environment and domain:
             version = kwargs.get("version", args[2] if len(args) > 2 else DEFAULT_VERSION)
-            custom = get_domain(domain, version).environment
-            if custom is not None:
-                import importlib
-
-                module, name = custom.split(":")
-                cls = getattr(importlib.import_module(module), name)
+            if domain == "banking_knowledge" and "version" not in kwargs and len(args) <= 2:
+                version = "v1.0.1"  # the domain exists only there
+            cls = _environment_class(cls, domain, version)
         return super().__new__(cls)
 
     def __init__(self, domain: str, data_dir: str | os.PathLike[str] | None = None, task_id: str | None = None,
@@ -171,9 +186,14 @@ class Tau2Environment:
         `DEFAULT_VERSION`. ``options`` go to the domain's environment class (e.g. a retrieval
         variant for a knowledge domain; the four built-in domains take none).
         """
+        domain = domain or task.domain
         if version is None:
-            version = (getattr(task, "metadata", None) or {}).get("version", DEFAULT_VERSION)
-        env = cls(domain or task.domain, data_dir, version=version, **options)
+            fallback = "v1.0.1" if domain == "banking_knowledge" else DEFAULT_VERSION  # only there
+            version = (getattr(task, "metadata", None) or {}).get("version", fallback)
+        custom = _environment_class(cls, domain, version)
+        if custom is not cls and "from_task" in vars(custom):
+            return custom.from_task(task, domain, data_dir, version=version, **options)
+        env = cls(domain, data_dir, version=version, **options)
         env.task_id = task.id
         init = task.initial_state or {}
         env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
@@ -208,7 +228,8 @@ class Tau2Environment:
         return isinstance(name, str) and self.tools.tool_type(name) is not None
 
     def mutates_state(self, name: str, requestor: str = "assistant") -> bool:
-        """tau2 v1.0.1 ``mutates_state`` of the ``requestor``'s tool (False when it is not one)."""
+        """tau2 v1.0.1 ``mutates_state`` of the ``requestor``'s tool (False when it is not one);
+        `orchestra_gym.domains.tau2.banking_env.BankingEnvironment` overrides it with its per-tool flags."""
         return requestor == "assistant" and isinstance(name, str) and self.tools.mutates_state(name)
 
     # ------------------------------------------------------------------------------------------

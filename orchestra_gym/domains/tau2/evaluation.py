@@ -106,8 +106,8 @@ def _call_parts(call: ToolCall | dict[str, Any]) -> tuple[str, dict[str, Any], s
 def replay(env: Tau2Environment, calls: Sequence[ToolCall | dict[str, Any]], writes_only: bool = True) -> list[str]:
     """Replay calls on ``env``; returns the names skipped because they are not tools of the domain.
 
-    With ``writes_only`` only the tools that mutate state run (`Tau2Environment.mutates_state`:
-    reads and generic tools change nothing; tau2 v1.0.1 skips them the same way).
+    With ``writes_only`` only the calls that can change state run (`Tau2Environment.mutates_state`:
+    WRITE tools; in banking_knowledge tau2 v1.0.1's flags, which add its unlock and give tools).
     """
     skipped = []
     for call in calls:

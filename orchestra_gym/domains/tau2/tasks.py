@@ -123,6 +123,8 @@ def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None,
         ValueError: unknown split, task set or version (with a near match), a split this domain
             does not have, a split with a task set other than ``"base"``, or data of the other version.
     """
+    if domain == "banking_knowledge":  # tau2-bench v1.0.1 only: tasks/task_*.json, no split file
+        return banking_tasks(data_dir, split, task_set)
     folder = data.data_dir(data_dir, version)
     task_set, split = _set_and_split(task_set, split)
     if version == "v0.2.0":
@@ -132,6 +134,24 @@ def load_tau2_tasks(domain: str, data_dir: str | os.PathLike[str] | None = None,
         wanted = set(split_task_ids(domain, split, folder, task_set, version))
         return [t for t in tasks if t.id in wanted]
     return [task_from_raw(t, domain, version) for t in load_raw_tasks(domain, folder, split or task_set, version)]
+
+
+def banking_tasks(data_dir: str | os.PathLike[str] | None = None, split: str | None = None,
+                  task_set: str = "base") -> list[Task]:
+    """The 97 tasks of tau2-bench v1.0.1's ``banking_knowledge``, as tau2 loads them (``tasks/task_*.json``
+    sorted by name; the stale ``tasks.json`` beside them is not read).
+
+    Raises:
+        ValueError: a split other than None / ``"base"`` or a task set other than ``"base"`` (the
+            domain has no ``split_tasks.json``).
+        FileNotFoundError: no task files.
+    """
+    from orchestra_gym.domains.tau2.banking_env import load_banking_tasks
+
+    if split not in (None, "base") or task_set != "base":
+        raise ValueError(f"tau2 domain 'banking_knowledge' has no split file: use split=None or 'base' and "
+                         f"task_set='base', got split={split!r}, task_set={task_set!r}")
+    return [task_from_raw(t, "banking_knowledge", "v1.0.1") for t in load_banking_tasks(data_dir)]
 
 
 def _set_and_split(task_set: str, split: str | None) -> tuple[str, str | None]:

@@ -71,7 +71,7 @@ def test_history_that_does_not_replay_is_an_error():
 
 
 def test_bad_names_give_clear_errors():
-    with pytest.raises(ValueError, match=r"unknown tau2 domain 'banking'; known domains: \['airline', 'mock', 'retail', 'telecom'\]"):
+    with pytest.raises(ValueError, match=r"unknown tau2 domain 'banking'; known domains: \['airline', 'banking_knowledge', 'mock', 'retail', 'telecom'\]"):
         Tau2Environment("banking")
     with pytest.raises(ValueError, match="unknown task id 'nope'"):
         Tau2Environment("mock", task_id="nope")
