@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from orchestra_gym.errors import ConfigError, did_you_mean
+
 __all__ = ["DATA_DIR_ENV", "DATASETS", "data_root", "dataset_path", "how_to_configure"]
 
 DATA_DIR_ENV = "ORCHESTRA_DATA_DIR"
@@ -43,10 +45,10 @@ def dataset_path(name: str) -> Path | None:
     place under ``$ORCHESTRA_DATA_DIR``, else None (not configured). The path may not exist.
 
     Raises:
-        KeyError: unknown dataset name (the message lists the known ones).
+        ConfigError: unknown dataset name (the message lists the known ones).
     """
     if name not in DATASETS:
-        raise KeyError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")
+        raise ConfigError(f"unknown dataset {name!r}{did_you_mean(name, DATASETS)}; known: {sorted(DATASETS)}")
     sub, own = DATASETS[name]
     if os.environ.get(own):
         return Path(os.environ[own])

@@ -60,6 +60,7 @@ from orchestra_gym.domains.synthetic.core import (
     render_policy,
     replay,
 )
+from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import Task, ToolCall, ToolResult, ToolSpec
 
 __all__ = [
@@ -99,10 +100,11 @@ def get_domain(name: str) -> DomainSpec:
     """The `DomainSpec` of domain ``name`` (one of `DOMAIN_NAMES`).
 
     Raises:
-        ValueError: for an unknown name (the message lists the known ones).
+        ConfigError: for an unknown name (the message lists the known ones).
     """
     if name not in DOMAIN_NAMES:
-        raise ValueError(f"unknown synthetic domain {name!r}; known domains: {', '.join(DOMAIN_NAMES)}")
+        raise ConfigError(f"unknown synthetic domain {name!r}{did_you_mean(name, DOMAIN_NAMES)}; "
+                          f"known domains: {', '.join(DOMAIN_NAMES)}")
     import importlib
 
     module = importlib.import_module(f"orchestra_gym.domains.synthetic.{name.replace('-', '')}")
@@ -329,7 +331,7 @@ def make_instance(seed: int, domain: str | None = None) -> SyntheticInstance:
         A `SyntheticInstance` whose golden actions replay without error.
 
     Raises:
-        ValueError: bad seed or unknown domain.
+        ConfigError: bad seed or unknown domain.
         RuntimeError: if no solvable task was drawn in 200 tries (a generator bug).
 
     The last `INSTANCE_CACHE_SIZE` instances are kept (an instance is read-only: `new_backend` copies its
@@ -337,10 +339,10 @@ def make_instance(seed: int, domain: str | None = None) -> SyntheticInstance:
     generate the same database again; the same (seed, domain) returns the same object.
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        raise ConfigError(f"seed must be an int >= 0, got {seed!r}")
     seed = int(seed)
     name = DOMAIN_NAMES[seed % len(DOMAIN_NAMES)] if domain is None else domain
-    get_domain(name)  # unknown domain: ValueError before the cache
+    get_domain(name)  # unknown domain: ConfigError before the cache
     return _make_instance(seed, name)
 
 
@@ -461,7 +463,7 @@ def import_tasks(rows: list[dict[str, Any]]) -> list[SyntheticInstance]:
     taken from the row, and the golden database hash is recomputed by replaying its actions.
 
     Raises:
-        ValueError: a row without the generator notes, from another generator version, or whose
+        ConfigError: a row without the generator notes, from another generator version, or whose
             golden actions fail on the regenerated database (the message names the task id).
     """
     out = []
@@ -470,13 +472,13 @@ def import_tasks(rows: list[dict[str, Any]]) -> list[SyntheticInstance]:
         m = _NOTES.search(notes)
         tid = row.get("id")
         if not m:
-            raise ValueError(
+            raise ConfigError(
                 f"task {tid!r}: description.notes lacks 'generator=orchestra_gym.domains.synthetic version=V "
                 "domain=D seed=S'; only tasks written by export_tasks can be imported"
             )
         version, name, seed = int(m.group(1)), m.group(2), int(m.group(3))
         if version != GENERATOR_VERSION:
-            raise ValueError(f"task {tid!r}: generator version {version} != current {GENERATOR_VERSION}")
+            raise ConfigError(f"task {tid!r}: generator version {version} != current {GENERATOR_VERSION}")
         base = make_instance(seed, name)
         crit = row.get("evaluation_criteria") or {}
         calls = [ToolCall(a["name"], _plain(a.get("arguments") or {}), f"gold_{i}")
@@ -484,7 +486,7 @@ def import_tasks(rows: list[dict[str, Any]]) -> list[SyntheticInstance]:
         final, touched, results = replay(base.spec, base.initial_db, calls)
         bad = [c.name for c, r in zip(calls, results) if r.error]
         if bad or not calls:
-            raise ValueError(f"task {tid!r}: golden actions {bad or '(none)'} fail on the regenerated database")
+            raise ConfigError(f"task {tid!r}: golden actions {bad or '(none)'} fail on the regenerated database")
         extra = dict(re.findall(r"(category|difficulty)=(\S+)", notes))
         scenario = _plain(row.get("user_scenario") or {})
         golden_hash = db_hash(final)
