@@ -1,4 +1,5 @@
-"""`orchestra eval`, `regrade`, `report` and `envs`: argument parsing and printing only (no JAX import).
+"""The `orchestra` console script: `eval`, `regrade`, `report`, `serve` and `envs` (argument parsing and printing
+only; no JAX import), and the commands other distributions add through entry points (below).
 
 ``orchestra eval --env ID --agent NAME --episodes N --seed S [--trials K] [--max-concurrency N]
 [--max-retries R] [--output-dir RUN_DIR] [--output-json PATH] [--trajectories PATH]
@@ -386,8 +387,9 @@ def main(argv: list[str] | None = None, *, commands: Mapping[str, Callable[[list
     sub = parser.add_subparsers(dest="command", required=True)
     add_subcommands(sub)
     for name, ep in extra_commands.items():
-        where = f"{ep.value}" if isinstance(ep, importlib.metadata.EntryPoint) else ep.__module__
-        sub.add_parser(name, help=f"from {where} (orchestra {name} --help)")
+        where = (f" (from {ep.module}" + (f", the {','.join(ep.extras)} extra)" if ep.extras else ")")
+                 if isinstance(ep, importlib.metadata.EntryPoint) else "")
+        sub.add_parser(name, help=f"see orchestra {name} --help{where}")
     args = parser.parse_args(argv)
     return run_command(args, parser)
 

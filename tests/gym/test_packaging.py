@@ -50,9 +50,10 @@ def test_the_package_declares_the_trainer_as_an_extra_and_its_commands_as_entry_
 def test_no_install_hint_can_fetch_someone_elses_package():
     """``pip install orchestra[...]`` would install the unrelated PyPI package `orchestra`."""
     bad = []
-    for folder in ("orchestra_gym", "orchestra_jax", "benchmarks", "tests", "examples", ".ci"):
+    for folder in ("orchestra_gym", "orchestra_jax", "benchmarks", "tests", "examples", "notebooks", "docs", ".ci"):
         for path in (REPO / folder).rglob("*"):
-            if path.is_file() and path.suffix in (".py", ".md", ".toml", "") and "pip install" in path.read_text(errors="ignore"):
+            if (path.is_file() and path.suffix in (".py", ".md", ".toml", ".ipynb", "")
+                    and "pip install" in path.read_text(errors="ignore")):
                 text = path.read_text(errors="ignore")
                 for needle in ("install orchestra[", "install 'orchestra[", 'install "orchestra[', "install orchestra "):
                     if needle in text and path.name != "test_packaging.py":
