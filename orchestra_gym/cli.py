@@ -51,7 +51,7 @@ from typing import Any
 import gymnasium as gym
 
 from orchestra_gym.agents import agent_factory, register_agent_kind
-from orchestra_gym.errors import DependencyNotInstalled, OrchestraError
+from orchestra_gym.errors import ConfigError, DependencyNotInstalled, OrchestraError
 from orchestra_gym.evaluation import (EvaluationStopped, StopRequest, evaluate, format_qa_table, format_table, jsonable,
                                       regrade, report, resume, stop_on_signals)
 from orchestra_gym.registration import ENV_SPECS
@@ -75,7 +75,7 @@ def _eval(args: argparse.Namespace) -> int:
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             if not args.models or "models file" not in str(msg):
                 raise
-            raise ValueError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
+            raise ConfigError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
                              f"format: orchestra_gym/tools/models_default.toml)") from None
         except EvaluationStopped as e:
             print(_stopped_line(args, e), file=sys.stderr)
@@ -107,11 +107,11 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                                   max_retries=args.max_retries, progress=progress, stop=stop)
     else:
         if not args.agent:
-            raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
+            raise ConfigError("--agent is required (or --resume RUN_DIR to continue a run)")
         kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
         setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
         if setting is not None and args.env and args.env != setting.env_id:
-            raise ValueError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
+            raise ConfigError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
                              "drop --env (or --setting-of)")
         if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
             kwargs.setdefault("models", args.models)
@@ -122,7 +122,7 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 own, source = Setting(factory.env_id, factory.env_kwargs, factory.reset_options), f"{args.agent}'s own"
             env_id, options = args.env or (own.env_id if own else None), {}
             if env_id is None:
-                raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+                raise ConfigError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
             if args.data_path:
                 kwargs[_data_keyword(env_id)] = args.data_path
             if own is not None and own.env_id == env_id:
@@ -216,7 +216,7 @@ def _serve(args: argparse.Namespace) -> int:
                                      f"pip install -e \".[serve]\"") from None
     kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if not isinstance(kwargs, dict):
-        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+        raise ConfigError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
     serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
           idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in)
     return 0
@@ -229,7 +229,6 @@ def _data_keyword(env_id: str) -> str:
     Raises:
         ConfigError: the env takes no data location (ToolScale generates its tasks).
     """
-    from orchestra_gym.errors import ConfigError
     from orchestra_gym.registration import EnvFactory, accepted_kwargs
 
     if env_id not in ENV_SPECS:
@@ -338,7 +337,8 @@ def missing_requirements(ep: importlib.metadata.EntryPoint) -> list[str]:
 
 
 def load_plugin(ep: importlib.metadata.EntryPoint | Callable[..., Any], what: str) -> Callable[..., Any]:
-    """The object an entry point names (a callable given directly is returned as is).
+    """The object an entry point names (a callable given directly is returned as is); `what` opens the error
+    message (e.g. ``"agent kind 'policy'"``; empty: the message starts with "needs").
 
     Raises:
         DependencyNotInstalled: `ep`'s extra is not installed (names the extra and the install command from the
@@ -346,16 +346,16 @@ def load_plugin(ep: importlib.metadata.EntryPoint | Callable[..., Any], what: st
     """
     if not isinstance(ep, importlib.metadata.EntryPoint):
         return ep
-    extra = ",".join(ep.extras) or "all"
+    extra, who = ",".join(ep.extras) or "all", f"{what} " if what else ""
     hint = (f"install the {extra} extra from the clone of {ep.dist.name if ep.dist else 'the project'}: "
             f"pip install -e \".[{extra}]\"")
     missing = missing_requirements(ep)
     if missing:
-        raise DependencyNotInstalled(f"{what} needs the {extra} extra ({', '.join(missing)} not installed); {hint}")
+        raise DependencyNotInstalled(f"{who}needs the {extra} extra ({', '.join(missing)} not installed); {hint}")
     try:
         return ep.load()
     except ModuleNotFoundError as e:
-        raise DependencyNotInstalled(f"{what} needs {e.name}, which is not installed; {hint}") from None
+        raise DependencyNotInstalled(f"{who}needs {e.name}, which is not installed; {hint}") from None
 
 
 def _agent_kind(name: str, ep: importlib.metadata.EntryPoint | Callable[..., Any]) -> Callable[..., Any]:
@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None, *, commands: Mapping[str, Callable[[list
     if argv and argv[0] in extra_commands:
         prog = f"orchestra {argv[0]}"
         try:
-            return int(load_plugin(extra_commands[argv[0]], prog)(argv[1:]))
+            return int(load_plugin(extra_commands[argv[0]], "")(argv[1:]))
         except OrchestraError as e:
             print(f"{prog}: {e}", file=sys.stderr)
             return 2
