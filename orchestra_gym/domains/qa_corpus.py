@@ -41,6 +41,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
+from orchestra_gym.errors import ConfigError
 from orchestra_gym.tools.simulated import request_rng
 from orchestra_gym.types import Task
 
@@ -226,10 +227,10 @@ def evidence_chain(task: Task, seed: int = 0, distractors_per_hop: int = 2) -> E
     (seed, domain, id, prompt, answer). HLE tasks get 2 hops, FRAMES tasks `_HOPS` of their difficulty.
 
     Raises:
-        ValueError: the task has no gold answer.
+        ConfigError: the task has no gold answer.
     """
     if task.answer is None or not str(task.answer).strip():
-        raise ValueError(f"task {task.id!r} has no gold answer; the corpus is built from each task's answer")
+        raise ConfigError(f"task {task.id!r} has no gold answer; the corpus is built from each task's answer")
     rng = request_rng(seed, "qa_corpus", task.domain, task.id, task.prompt, task.answer)
     hops = 2 if task.domain == "hle" else _HOPS.get(task.difficulty, 2)
     entities = [anchor_of(task)] + [_name(rng, 2 + int(rng.integers(2))) for _ in range(hops - 1)]
@@ -301,16 +302,16 @@ def build_corpus(
         distractors (`chain_documents`), then the filler documents. Ids are unique.
 
     Raises:
-        ValueError: a task without a gold answer, a duplicate task id, or negative counts.
+        ConfigError: a task without a gold answer, a duplicate task id, or negative counts.
     """
     if distractors_per_task < 0 or filler < 0:
-        raise ValueError(f"counts must be >= 0, got distractors_per_task={distractors_per_task}, filler={filler}")
+        raise ConfigError(f"counts must be >= 0, got distractors_per_task={distractors_per_task}, filler={filler}")
     seen: set[str] = set()
     docs: list[dict[str, str]] = []
     for t in tasks:
         key = f"{t.domain}-{t.id}"
         if key in seen:
-            raise ValueError(f"duplicate task id {t.id!r} in domain {t.domain!r}; task ids must be unique")
+            raise ConfigError(f"duplicate task id {t.id!r} in domain {t.domain!r}; task ids must be unique")
         seen.add(key)
         docs.extend(chain_documents(t, evidence_chain(t, seed, distractors_per_task), seed))
     frng = request_rng(seed, "qa_corpus", "filler")
