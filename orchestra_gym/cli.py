@@ -1,4 +1,5 @@
-"""`orchestra eval`, `regrade`, `report` and `envs`: argument parsing and printing only (no JAX import).
+"""The `orchestra` console script: `eval`, `regrade`, `report`, `serve` and `envs` (argument parsing and printing
+only; no JAX import), and the commands other distributions add through entry points (below).
 
 ``orchestra eval --env ID --agent NAME --episodes N --seed S [--trials K] [--max-concurrency N]
 [--max-retries R] [--output-dir RUN_DIR] [--output-json PATH] [--trajectories PATH]
@@ -24,25 +25,45 @@ on stderr names what is kept and the ``--resume`` command, the run folder gets t
 (`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
 [--out DIR]`` writes the paper's tables as Markdown and the accuracy-cost plane as a PNG
 (`orchestra_gym.evaluation.report`).
+
+This module is the `orchestra` console script. Other distributions add to it through two entry-point
+groups (`importlib.metadata`, declared in their ``pyproject.toml``), so that this package never imports
+them: ``orchestra.commands`` (``name = "module:main [extra]"``, a function ``main(argv) -> int``; the
+trainer's ``train``, ``sft`` and ``export``) and ``orchestra.agent_kinds`` (``name = "module:builder
+[extra]"``, ``builder(argument, seed, models) -> AgentFactory`` for ``--agent NAME:ARGUMENT``; the
+trainer's ``policy:RUN_DIR``). An entry point is loaded only when its command or agent kind is used; when
+its extra is not installed, the command is one line naming the extra and exit code 2 (the environments,
+``eval``, ``report`` and ``serve`` need no JAX). Any `OrchestraError` is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
+import re
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
-from orchestra_gym.agents import agent_factory
+from orchestra_gym.agents import agent_factory, register_agent_kind
+from orchestra_gym.errors import ConfigError, DependencyNotInstalled, OrchestraError
 from orchestra_gym.evaluation import (EvaluationStopped, StopRequest, evaluate, format_qa_table, format_table, jsonable,
                                       regrade, report, resume, stop_on_signals)
 from orchestra_gym.registration import ENV_SPECS
 from orchestra_gym.setting import Setting
 
-__all__ = ["main", "add_subcommands", "run_command"]
+__all__ = ["main", "add_subcommands", "run_command", "plugins", "load_plugin", "missing_requirements",
+           "COMMANDS_GROUP", "AGENT_KINDS_GROUP"]
+
+#: Entry-point group of extra `orchestra` subcommands: ``name = "module:main [extra]"``, ``main(argv) -> int``.
+COMMANDS_GROUP = "orchestra.commands"
+#: Entry-point group of extra agent kinds: ``name = "module:builder [extra]"`` for ``--agent name:ARGUMENT``.
+AGENT_KINDS_GROUP = "orchestra.agent_kinds"
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -54,7 +75,7 @@ def _eval(args: argparse.Namespace) -> int:
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             if not args.models or "models file" not in str(msg):
                 raise
-            raise ValueError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
+            raise ConfigError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
                              f"format: orchestra_gym/tools/models_default.toml)") from None
         except EvaluationStopped as e:
             print(_stopped_line(args, e), file=sys.stderr)
@@ -86,11 +107,11 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                                   max_retries=args.max_retries, progress=progress, stop=stop)
     else:
         if not args.agent:
-            raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
+            raise ConfigError("--agent is required (or --resume RUN_DIR to continue a run)")
         kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
         setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
         if setting is not None and args.env and args.env != setting.env_id:
-            raise ValueError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
+            raise ConfigError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
                              "drop --env (or --setting-of)")
         if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
             kwargs.setdefault("models", args.models)
@@ -101,7 +122,7 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 own, source = Setting(factory.env_id, factory.env_kwargs, factory.reset_options), f"{args.agent}'s own"
             env_id, options = args.env or (own.env_id if own else None), {}
             if env_id is None:
-                raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+                raise ConfigError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
             if args.data_path:
                 kwargs[_data_keyword(env_id)] = args.data_path
             if own is not None and own.env_id == env_id:
@@ -191,10 +212,11 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from orchestra_gym.serving.server import serve
     except ImportError as e:
-        raise RuntimeError(f"orchestra serve needs openenv ({e}); fix: pip install 'orchestra[serve]'") from None
+        raise DependencyNotInstalled(f"orchestra serve needs openenv ({e}); install the serve extra from the clone: "
+                                     f"pip install -e \".[serve]\"") from None
     kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if not isinstance(kwargs, dict):
-        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+        raise ConfigError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
     serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
           idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in)
     return 0
@@ -207,7 +229,6 @@ def _data_keyword(env_id: str) -> str:
     Raises:
         ConfigError: the env takes no data location (ToolScale generates its tasks).
     """
-    from orchestra_gym.errors import ConfigError
     from orchestra_gym.registration import EnvFactory, accepted_kwargs
 
     if env_id not in ENV_SPECS:
@@ -291,10 +312,84 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     q.set_defaults(func=_envs)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m orchestra_gym.cli`` (the `orchestra` script adds train/sft)."""
-    parser = argparse.ArgumentParser(prog="orchestra")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
+def plugins(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed entry points of `group` (`COMMANDS_GROUP`, `AGENT_KINDS_GROUP`), by name; none are loaded."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
+
+
+def missing_requirements(ep: importlib.metadata.EntryPoint) -> list[str]:
+    """The distributions of `ep`'s extras (``[jax]`` in ``"module:attr [jax]"``) that are not installed, from
+    its distribution's requirements (``Requires-Dist: jax>=0.7; extra == "jax"``); [] when all are."""
+    if not ep.extras or ep.dist is None:
+        return []
+    missing = []
+    for req in ep.dist.requires or []:
+        name, _, marker = req.partition(";")
+        extras = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if not any(x in ep.extras for x in extras):
+            continue
+        dist = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", name).group(1)
+        try:
+            importlib.metadata.distribution(dist)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(dist)
+    return missing
+
+
+def load_plugin(ep: importlib.metadata.EntryPoint | Callable[..., Any], what: str) -> Callable[..., Any]:
+    """The object an entry point names (a callable given directly is returned as is); `what` opens the error
+    message (e.g. ``"agent kind 'policy'"``; empty: the message starts with "needs").
+
+    Raises:
+        DependencyNotInstalled: `ep`'s extra is not installed (names the extra and the install command from the
+            clone), or loading it fails for a missing module.
+    """
+    if not isinstance(ep, importlib.metadata.EntryPoint):
+        return ep
+    extra, who = ",".join(ep.extras) or "all", f"{what} " if what else ""
+    hint = (f"install the {extra} extra from the clone of {ep.dist.name if ep.dist else 'the project'}: "
+            f"pip install -e \".[{extra}]\"")
+    missing = missing_requirements(ep)
+    if missing:
+        raise DependencyNotInstalled(f"{who}needs the {extra} extra ({', '.join(missing)} not installed); {hint}")
+    try:
+        return ep.load()
+    except ModuleNotFoundError as e:
+        raise DependencyNotInstalled(f"{who}needs {e.name}, which is not installed; {hint}") from None
+
+
+def _agent_kind(name: str, ep: importlib.metadata.EntryPoint | Callable[..., Any]) -> Callable[..., Any]:
+    """A builder of ``--agent name:ARGUMENT`` that loads `ep` only when such an agent is asked for."""
+    def build(argument: str, seed: int, models: Any) -> Any:
+        return load_plugin(ep, f"agent kind {name!r}")(argument, seed, models)
+    return build
+
+
+def main(argv: list[str] | None = None, *, commands: Mapping[str, Callable[[list[str]], int]] | None = None,
+         agent_kinds: Mapping[str, Callable[..., Any]] | None = None) -> int:
+    """The `orchestra` console script: ``eval``, ``regrade``, ``report``, ``serve``, ``envs``, and the commands and
+    agent kinds of the entry-point groups (`COMMANDS_GROUP`, `AGENT_KINDS_GROUP`) or of `commands` / `agent_kinds`
+    (given ones win; `orchestra_jax.cli.main` passes the trainer's, so it runs without installed metadata).
+
+    Returns the exit code; a user error exits 2 with one line on stderr (a plugin command: returns 2)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra_commands: dict[str, Any] = {**plugins(COMMANDS_GROUP), **(commands or {})}
+    for name, ep in {**plugins(AGENT_KINDS_GROUP), **(agent_kinds or {})}.items():
+        register_agent_kind(name, _agent_kind(name, ep), "arg")
+    if argv and argv[0] in extra_commands:
+        prog = f"orchestra {argv[0]}"
+        try:
+            return int(load_plugin(extra_commands[argv[0]], "")(argv[1:]))
+        except OrchestraError as e:
+            print(f"{prog}: {e}", file=sys.stderr)
+            return 2
+    parser = argparse.ArgumentParser(prog="orchestra", description="ToolOrchestra environments and trainer")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_subcommands(sub)
+    for name, ep in extra_commands.items():
+        where = (f" (from {ep.module}" + (f", the {','.join(ep.extras)} extra)" if ep.extras else ")")
+                 if isinstance(ep, importlib.metadata.EntryPoint) else "")
+        sub.add_parser(name, help=f"see orchestra {name} --help{where}")
     args = parser.parse_args(argv)
     return run_command(args, parser)
 
@@ -304,7 +399,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     stderr and exit code 2, not a traceback."""
     try:
         return int(args.func(args))
-    except (ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:
+    except (OrchestraError, ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         parser.exit(2, f"{parser.prog} {args.command}: error: {msg}\n")
 

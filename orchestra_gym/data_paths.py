@@ -12,6 +12,9 @@ and tests that need a part look for it)::
 A dataset's own variable overrides the folder for that dataset (``TAU2_DATA_DIR``,
 ``TAU2_REFERENCE_DIR``, ``FRAMES_DATA_PATH``, ``HLE_DATA_PATH``), and a keyword argument
 (``data_dir=``, ``data_path=``) overrides both. Nothing here reads or downloads anything.
+
+The small sample files shipped in the package (``data_path="sample"``: `sample_path`, `is_sample`) live in
+``orchestra_gym/data/`` (`orchestra_gym.data`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATA_DIR_ENV", "DATASETS", "data_root", "dataset_path", "how_to_configure"]
+from orchestra_gym.errors import ConfigError, did_you_mean
+
+__all__ = ["DATA_DIR_ENV", "DATASETS", "data_root", "dataset_path", "how_to_configure", "SAMPLE_FILES", "is_sample",
+           "sample_path"]
 
 DATA_DIR_ENV = "ORCHESTRA_DATA_DIR"
 
@@ -43,10 +49,10 @@ def dataset_path(name: str) -> Path | None:
     place under ``$ORCHESTRA_DATA_DIR``, else None (not configured). The path may not exist.
 
     Raises:
-        KeyError: unknown dataset name (the message lists the known ones).
+        ConfigError: unknown dataset name (the message lists the known ones).
     """
     if name not in DATASETS:
-        raise KeyError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")
+        raise ConfigError(f"unknown dataset {name!r}{did_you_mean(name, DATASETS)}; known: {sorted(DATASETS)}")
     sub, own = DATASETS[name]
     if os.environ.get(own):
         return Path(os.environ[own])
@@ -58,3 +64,25 @@ def how_to_configure(name: str, keyword: str) -> str:
     """One sentence telling a user how to point orchestra at dataset `name` (for error messages)."""
     sub, own = DATASETS[name]
     return (f"set {DATA_DIR_ENV} to the folder that holds {sub} (README, Data), or {own}, or pass {keyword}=")
+
+
+#: The shipped sample files of the QA benchmarks (in the real schemas, made up by `orchestra_gym.data.samples`),
+#: by benchmark, under ``orchestra_gym/data/``.
+SAMPLE_FILES = {"frames": "frames_sample.csv", "hle": "hle_sample.jsonl"}
+
+
+def is_sample(data_path: object) -> bool:
+    """Whether `data_path` asks for the shipped sample (the string ``"sample"``)."""
+    return isinstance(data_path, str) and data_path == "sample"
+
+
+def sample_path(benchmark: str) -> Path:
+    """The shipped sample file of `benchmark` (``"frames"`` or ``"hle"``), in the package's ``data`` folder.
+
+    Raises:
+        ConfigError: unknown benchmark.
+    """
+    if benchmark not in SAMPLE_FILES:
+        raise ConfigError(f"no sample for benchmark {benchmark!r}{did_you_mean(benchmark, SAMPLE_FILES)}; "
+                          f"samples: {sorted(SAMPLE_FILES)}")
+    return Path(__file__).resolve().parent / "data" / SAMPLE_FILES[benchmark]

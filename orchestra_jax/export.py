@@ -131,7 +131,7 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
     Args:
       run_dir: an `orchestra train` output folder (train_config.json, tokenizer, checkpoints/).
       out_dir: the directory to write (created; files in it are overwritten). See the module doc.
-      phase, step: which checkpoint, as `orchestra_jax.agents.load_policy_agent`.
+      phase, step: which checkpoint, as `orchestra_jax.runs.load_run`.
       dtype: storage dtype of the weights ("float32", "bfloat16", "float16"); float32 keeps the
         trained weights exactly (the logits equal the JAX policy's to float32 rounding).
 
@@ -142,11 +142,11 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
       FileNotFoundError: no train_config.json or no finalized checkpoint in `run_dir`.
       ValueError / ConfigError: an unknown phase or dtype.
     """
-    from orchestra_jax.agents import _load_run  # the loader `load_policy_agent` uses (JAX, lazily)
-    from orchestra_jax.policy import run_setting
+    from orchestra_jax.policy import run_setting  # lazy: JAX only when a run is exported
+    from orchestra_jax.runs import load_run
     from orchestra_jax.weights import save_hf_checkpoint
 
-    cfg, tok, model = _load_run(run_dir, phase, step)
+    cfg, tok, model = load_run(run_dir, phase, step)
     out = Path(out_dir)
     save_hf_checkpoint(model, None, out, dtype=dtype)
     im_end, endoftext = tok.eos_ids

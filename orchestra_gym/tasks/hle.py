@@ -33,7 +33,7 @@ ACCESS_HELP = (
     "HLE is a gated Hugging Face dataset. To load it: (1) open https://huggingface.co/datasets/cais/hle "
     "and accept its terms while logged in; (2) authenticate this machine with `huggingface-cli login` "
     "(or `hf auth login`) or set the HF_TOKEN environment variable to a token with read access; "
-    "(3) install the optional extra: `pip install 'orchestra[hf]'` (it brings `datasets`). "
+    "(3) install the optional extra: `pip install -e \".[hf]\"` from the clone (it brings `datasets`). "
     "Offline, pass a local file in HLE's schema instead: load_hle(data_path='hle.jsonl') or "
     "gym.make('ToolOrchestra-HLE-v0', data_path='hle.jsonl') (JSONL, JSON or parquet with columns "
     "id, question, image, answer, answer_type, category, raw_subject)."
@@ -90,7 +90,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             import pyarrow.parquet as pq
         except ImportError:
             raise ImportError(
-                f"reading {p.name} needs pyarrow: `pip install 'orchestra[hf]'` (or pyarrow), or convert it to JSONL"
+                f"reading {p.name} needs pyarrow: `pip install -e \".[hf]\"` from the clone (or pyarrow), or convert it to JSONL"
             ) from None
         return pq.read_table(p).to_pylist()
     if suffix in (".csv", ".tsv"):

@@ -49,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import OrchestraError
 from orchestra_gym.parsing import scrub_text
 from orchestra_gym.types import Message, ToolCall, ToolResult, ToolSpec, Usage
 
@@ -134,7 +135,7 @@ class HTTPOutcome:
     latency_s: float
 
 
-class ResponseTooLarge(Exception):
+class ResponseTooLarge(OrchestraError):
     """A response body longer than `RetryPolicy.max_response_bytes` (the attempt fails, unretried)."""
 
 
@@ -463,7 +464,7 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
 MAX_TOKENS_PER_CALL = 10_000_000  # far above any model's context window plus output: tokens
 
 
-class BadUsage(ValueError):
+class BadUsage(OrchestraError, ValueError):
     """A reply's ``usage`` that cannot be billed; ``raw`` holds the values as received."""
 
     def __init__(self, message: str, raw: dict[str, Any]):

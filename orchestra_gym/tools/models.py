@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_gym import pricing as _pricing
-from orchestra_gym.errors import did_you_mean
+from orchestra_gym.errors import ConfigError, did_you_mean
 
 __all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "DEFAULT_MODELS_FILE", "MODELS_ENV",
            "TOOL_CALLING_MODES"]
@@ -37,7 +37,7 @@ _DEFAULT_KEYS = {"timeout_s", "max_retries", "max_concurrency"}
 _TOP_KEYS = {"models", "aliases", "defaults"}
 
 
-class ModelsFileError(ValueError):
+class ModelsFileError(ConfigError):
     """A models file that cannot be used; the message names the file, the key and the fix."""
 
 

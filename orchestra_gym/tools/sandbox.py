@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import OrchestraError
 from orchestra_gym.types import ToolResult, ToolSpec, Usage
 
 __all__ = ["SandboxResult", "SandboxError", "run_python", "remove_tree", "PythonSandbox", "ISOLATION_ENV", "PYTHON_ENV"]
@@ -72,7 +73,7 @@ _OPT_OUT = (f"to run without namespaces (network allowed) the environment's oper
             f"isolation='none' or set {ISOLATION_ENV}=none")
 
 
-class SandboxError(RuntimeError):
+class SandboxError(OrchestraError, RuntimeError):
     """The sandbox could not be set up (fail closed); the message says why and how to opt out."""
 
 
