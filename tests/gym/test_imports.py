@@ -45,10 +45,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "arch-episode splits agents/: fit_router scores its table with evaluation.metrics.hull_gap",
     ("orchestra_gym.agents.fit", "orchestra_gym.evaluation.runner"):
         "arch-episode splits agents/: fit_router plays its episodes with evaluation.runner.run_episodes",
-    ("orchestra_gym.domains.tau2.backend", "orchestra_gym.tasks"):
-        "tau2 workers: Tau2Backend builds its tasks with the task loader (tasks.tau2), a layer above the domains",
-    ("orchestra_gym.domains.tau2.backend", "orchestra_gym.tasks.tau2"):
-        "tau2 workers: Tau2Backend builds its tasks with tasks.tau2.load_tau2_tasks, a layer above the domains",
 }
 #: Package faces that do more than hand names on (see `test_a_package_init_only_hands_names_on`): why and who.
 INIT_ALLOWED: dict[str, str] = {
