@@ -270,3 +270,25 @@ def test_remote_env_plays_in_orchestra_eval(toolscale, tmp_path):
     for k in ("success_rate", "mean_cost_usd", "mean_turns"):
         assert served[k] == pytest.approx(local[k]), k
     assert toolscale.sessions() == 0
+
+
+
+def test_a_refused_reset_leaves_the_env_usable(toolscale):
+    """Item 6: after a refused reset, reset + step work: in process (gym.make, passive checker on)
+    and in a served session."""
+    env = gym.make(TOOLSCALE)
+    with pytest.raises(ValueError, match="pricing"):
+        env.reset(seed=0, options={"pricing": "nope"})
+    env.reset(seed=0)
+    assert env.step("<message>hi</message>")[4]["turn"] == 1.0
+
+    async def run() -> None:
+        ws = await _ws(toolscale.url)
+        refused = await _call(ws, {"type": "reset", "data": {"seed": 0, "options": {"pricing": "nope"}}})
+        assert refused["type"] == "error" and "pricing" in refused["data"]["message"]
+        assert (await _call(ws, {"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+        step = await _call(ws, {"type": "step", "data": {"text": "<message>hi</message>"}})
+        assert step["type"] == "observation", step
+        await ws.close()
+
+    asyncio.run(run())
