@@ -424,3 +424,48 @@ def test_lone_surrogate_in_one_call_costs_one_call_only():
         assert srv.count == 2
         sent = json.dumps(srv.chat_requests[-1])
         assert "\\ufffd" in sent and "\\ud800" not in sent
+
+
+@pytest.mark.parametrize("encoding,size", [("gzip", 64 << 20), ("deflate", 64 << 20), ("gzip, gzip", 128 << 20)])
+def test_compressed_bombs_stop_at_the_cap_while_decoding(server, encoding, size):
+    """Issue 48 item 12: a reply of a few KiB (gzip ~1000:1, or gzip inside gzip) that inflates to
+    64-128 MiB fails the attempt at max_response_bytes (1 MiB), stacked codings are refused unread,
+    and the client's peak allocation stays within a few MiB (it was the whole inflated chunk:
+    +270 to +550 MiB); sync and async."""
+    import random
+    import tracemalloc
+
+    import httpx
+
+    from orchestra_gym.tools.llm import asend_with_retries, send_with_retries
+
+    policy = RetryPolicy(max_retries=2, base_backoff_s=0.01, timeout_s=20.0, max_response_bytes=1 << 20)
+    url, sent = server.base_url + "/chat/completions", {"messages": []}
+    server.queue_fault("bomb", size=size, encoding=encoding, times=2)  # built here, before tracing starts
+    peaks = []
+    with httpx.Client() as client:
+        tracemalloc.start()
+        try:
+            out = send_with_retries(client, url, sent, {}, policy, random.Random(0))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.reset_peak()
+
+            async def async_call():
+                async with httpx.AsyncClient() as aclient:
+                    return await asend_with_retries(aclient, url, sent, {}, policy, random.Random(0))
+
+            aout = asyncio.run(async_call())
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    expect = "Content-Encoding 'gzip, gzip' is refused" if "," in encoding else "max_response_bytes=1048576"
+    for o in (out, aout):
+        assert o.response is None and o.attempts == 1, o
+        assert expect in o.error, o.error
+    assert max(peaks) < 8 << 20, peaks
+    if "," in encoding:
+        return
+    server.queue_fault("bomb", size=1000, encoding=encoding)  # a small encoded reply still reads whole
+    with httpx.Client() as client:
+        ok = send_with_retries(client, url, sent, {}, policy, random.Random(0))
+    assert ok.response.json() == {"pad": "x" * 1000}
