@@ -449,12 +449,37 @@ def tools_to_openai(tools: list[ToolSpec | dict[str, Any]] | None) -> list[dict[
     return [t.to_openai() if isinstance(t, ToolSpec) else dict(t) for t in tools]
 
 
+# each sampling argument's JSON type (OpenAI chat-completions API): the check of `check_sampling`
+_FLOAT_ARGS = frozenset({"temperature", "top_p", "presence_penalty", "frequency_penalty"})
+_INT_ARGS = frozenset({"max_tokens", "max_completion_tokens", "seed", "n"})
+
+
+def _sampling_value_problem(key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key in _FLOAT_ARGS and not (number and math.isfinite(value)):
+        return f"{key} must be a finite number, got {value!r}"
+    if key in _INT_ARGS and not (number and isinstance(value, int)):
+        return f"{key} must be an integer, got {value!r}"
+    if key == "stop" and not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+        return f"stop must be a string or a list of strings, got {value!r}"
+    if key == "reasoning_effort" and not isinstance(value, str):
+        return f"reasoning_effort must be a string, got {value!r}"
+    if key == "tool_choice" and not isinstance(value, (str, dict)):
+        return f"tool_choice must be a string or an object, got {value!r}"
+    if key == "extra_body" and not isinstance(value, dict):
+        return f"extra_body must be a table / object, got {value!r}"
+    return None
+
+
 def check_sampling(sampling: dict[str, Any]) -> str | None:
-    """None if all keys are known sampling arguments, else an error text naming the bad key."""
+    """None if every key is a known sampling argument with a value of its type (finite numbers,
+    integers where the API takes integers), else an error text naming the bad key."""
     bad = sorted(set(sampling) - SAMPLING_KEYS)
     if bad:
         return f"unknown sampling argument(s) {bad}; allowed: {sorted(SAMPLING_KEYS)}"
-    return None
+    return next((p for k, v in sampling.items() if (p := _sampling_value_problem(k, v))), None)
 
 
 def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:

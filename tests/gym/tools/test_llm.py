@@ -331,6 +331,49 @@ def test_bad_models_file_errors_name_file_key_and_fix(tmp_path, text, match):
     assert str(f) in str(ei.value) and "fix:" in str(ei.value)
 
 
+@pytest.mark.parametrize("line, match", [
+    ("output_per_m = nan", r"\[models.'m'\].output_per_m: must be a finite number, got nan"),
+    ("input_per_m = -inf", r"\[models.'m'\].input_per_m: must be a finite number, got -inf"),
+    ("timeout_s = inf", r"\[models.'m'\].timeout_s: must be a finite number, got inf"),
+    ("max_concurrency = 2.5", r"\[models.'m'\].max_concurrency: must be an integer, got 2.5"),
+    ('sampling = {temperature = "hot"}', r"\[models.'m'\].sampling: temperature must be a finite number, got 'hot'"),
+    ("sampling = {top_p = nan}", r"\[models.'m'\].sampling: top_p must be a finite number, got nan"),
+    ("sampling = {max_tokens = 1.5}", r"\[models.'m'\].sampling: max_tokens must be an integer, got 1.5"),
+    ("sampling = {stop = 3}", r"\[models.'m'\].sampling: stop must be a string or a list of strings"),
+])
+def test_models_file_values_are_finite_and_typed_at_load(tmp_path, line, match):
+    """Issue 48 item 14: every number of a models file is finite and of its type, checked at load
+    (naming the model and the key); before, these loaded and failed mid-run (inf: OverflowError on
+    every request; NaN price: "cost_usd must be finite" after a run folder was written)."""
+    f = tmp_path / "m.toml"
+    other_price = {"output_per_m": "input_per_m = 1.0", "input_per_m": "output_per_m = 1.0"}.get(line.split(" ")[0], "")
+    f.write_text(f'[models."m"]\nbase_url = "http://127.0.0.1:9/v1"\n{line}\n{other_price}\n')
+    with pytest.raises(ModelsFileError, match=match):
+        load_models(f)
+    f.write_text('[defaults]\ntimeout_s = nan\n[models."m"]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    with pytest.raises(ModelsFileError, match=r"\[defaults\].timeout_s: must be a finite number"):
+        load_models(f)
+
+
+def test_a_bad_models_file_value_stops_eval_before_the_run_folder(tmp_path):
+    """Issue 48 item 14: `orchestra eval --agent llm:m --models F` with ``output_per_m = nan`` exits 2
+    naming the model and key, and writes no run folder."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    f = tmp_path / "m.toml"
+    f.write_text('[models."m"]\nbase_url = "http://127.0.0.1:9/v1"\ninput_per_m = 1.0\noutput_per_m = nan\n')
+    run = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "eval", "--env", "ToolOrchestra-ToolScale-v0",
+                          "--agent", "llm:m", "--models", str(f), "--episodes", "1", "--output-dir", str(run),
+                          "--no-progress"], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 2 and "[models.'m'].output_per_m: must be a finite number" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and not run.exists()
+
+
 def test_missing_models_file(tmp_path):
     with pytest.raises(ModelsFileError, match="does not exist"):
         load_models(tmp_path / "nope.toml")
