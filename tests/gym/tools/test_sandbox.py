@@ -419,3 +419,20 @@ def test_no_host_unix_socket_is_reachable_and_the_mount_table_is_hidden():
     allowed = ["/usr", "/etc", "/dev", "/tmp", "/var/tmp", "/proc"] + _visible_dirs(_interpreter(None, uid, gid))
     points = [line.split()[1] for line in r.stdout.splitlines() if line.startswith("MOUNT ")]
     assert "/" in points and all(p == "/" or any(p == a or p.startswith(a + "/") for a in allowed) for p in points), points
+
+
+def test_a_sandbox_failure_is_counted_in_info():
+    """Issue 48 item 15: a sandbox timeout is counted in ``info["tool_errors"]`` (not only written in the
+    observation); a run that succeeds adds nothing."""
+    import gymnasium as gym
+
+    import orchestra_gym  # noqa: F401
+
+    env = gym.make("ToolOrchestra-HLE-v0", data_path="sample", mode="basic", python_timeout_s=1.0)
+    env.reset(seed=0)
+    call = '<tool_call>{"name": "python", "arguments": {"code": %s}}</tool_call>'
+    obs, _, _, _, info = env.step(call % '"print(6 * 7)"')
+    assert info["tool_errors"] == 0.0 and "42" in obs
+    obs, _, _, _, info = env.step(call % '"while True: pass"')
+    assert info["tool_errors"] == 1.0 and "[timed out after 1 s]" in obs, info
+    env.close()
