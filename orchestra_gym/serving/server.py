@@ -404,8 +404,11 @@ def build_app(env_id: str, env_kwargs: "dict[str, Any] | None" = None, max_sessi
 
 
 def app_from_environ() -> Any:
-    """`build_app` with the arguments in ``$ORCHESTRA_SERVE_CONFIG`` (JSON): uvicorn's factory for workers."""
-    return build_app(**json.loads(os.environ[CONFIG_ENV]))
+    """`build_app` with the arguments in ``$ORCHESTRA_SERVE_CONFIG`` (JSON; ``request_timeout_s`` sets
+    this worker's `_RequestDeadline`): uvicorn's factory for workers."""
+    config = json.loads(os.environ[CONFIG_ENV])
+    _RequestDeadline.request_timeout_s = float(config.pop("request_timeout_s", REQUEST_TIMEOUT_S))
+    return build_app(**config)
 
 
 def check_token(token: "str | None", host: str) -> "str | None":
@@ -454,9 +457,10 @@ def serve(env_id: str, env_kwargs: "dict[str, Any] | None" = None, host: str = "
     warning = check_token(token, host)
     config = dict(env_id=env_id, env_kwargs=env_kwargs or {}, max_sessions=-(-max_sessions // workers),
                   idle_timeout_s=idle_timeout_s, token=token, step_in=step_in, max_body_bytes=max_body_bytes)
-    protocol = type("RequestDeadline", (_RequestDeadline,), {"request_timeout_s": float(request_timeout_s)})
+    _RequestDeadline.request_timeout_s = float(request_timeout_s)  # this process's; workers: app_from_environ
     common = dict(host=host, port=port, log_level=log_level, ws="websockets-sansio", ws_max_size=max_body_bytes,
-                  ws_ping_interval=None, ws_per_message_deflate=False, access_log=False, http=protocol)
+                  ws_ping_interval=None, ws_per_message_deflate=False, access_log=False,
+                  http="orchestra_gym.serving.server:_RequestDeadline")  # by name: workers import it
     if warning:
         print(warning, file=sys.stderr, flush=True)
     if workers == 1:
@@ -466,7 +470,7 @@ def serve(env_id: str, env_kwargs: "dict[str, Any] | None" = None, host: str = "
         uvicorn.run(app, **common)
     else:
         build_app(**config)  # fail before the workers start
-        os.environ[CONFIG_ENV] = json.dumps(config)
+        os.environ[CONFIG_ENV] = json.dumps({**config, "request_timeout_s": float(request_timeout_s)})
         print(f"orchestra serve: {env_id} on http://{host}:{port}, {workers} workers, at most {config['max_sessions']} "
               f"sessions each", flush=True)
         uvicorn.run("orchestra_gym.serving.server:app_from_environ", factory=True, workers=workers, **common)
