@@ -218,7 +218,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not isinstance(kwargs, dict):
         raise ConfigError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
     serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
-          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in)
+          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in,
+          max_body_bytes=args.max_body_bytes, request_timeout_s=args.request_timeout)
     return 0
 
 
@@ -300,9 +301,15 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     v.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     v.add_argument("--port", type=int, default=8000)
     v.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions at most (one env each)")
-    v.add_argument("--idle-timeout", type=float, default=600.0, help="seconds after which an idle session is reaped")
+    v.add_argument("--idle-timeout", type=float, default=600.0,
+                   help="seconds without a message after which a session is closed with its env")
+    v.add_argument("--max-body-bytes", type=int, default=1 << 20,
+                   help="an HTTP body or WebSocket message at most (default 1 MiB; 413 / close 1009 beyond)")
+    v.add_argument("--request-timeout", type=float, default=30.0,
+                   help="seconds a client has to send a whole HTTP request before it is dropped")
     v.add_argument("--token", default=os.environ.get("ORCHESTRA_SERVE_TOKEN"),
-                   help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open)")
+                   help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open; "
+                        "an empty one is refused)")
     v.add_argument("--workers", type=int, default=1, help="server processes (sessions spread over them)")
     v.add_argument("--step-in", choices=["thread", "loop"], default="thread",
                    help="run each step in its session's thread (default: a slow tool holds only its session) or "
