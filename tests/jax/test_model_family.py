@@ -254,3 +254,28 @@ def test_real_smollm2_logits_match_transformers():
     out = np.asarray(model(jnp.asarray(ids)))
     assert rel_err(out, ref) <= 1e-4
     assert (out.argmax(-1) == ref.argmax(-1)).all()
+
+
+def test_a_checkpoint_with_its_own_tokenizer_is_the_runs_policy(tmp_path):
+    """`model.hf_checkpoint` = a Llama folder and `model.tokenizer = "checkpoint"`: the run's policy is the
+    checkpoint (its logits) and its tokenizer renders the checkpoint's template, cached in the run folder."""
+    from orchestra_jax.export import write_hf_tokenizer
+    from orchestra_jax.policy import build_policy, build_tokenizer
+    from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer
+    from orchestra_jax.train_config import TrainConfig
+    from tests.jax.test_checkpoint_tokenizer import OPENING, TEMPLATE, _texts
+
+    hf = make_family(tmp_path / "ckpt", "llama-tied-theta1e5")
+    write_hf_tokenizer(ChatTokenizer(build_bpe_tokenizer(_texts(), vocab_size=300).tk, chat_template=TEMPLATE),
+                       tmp_path / "ckpt", model_max_length=512)
+    cfg = TrainConfig.preset("tiny-toolscale").replace(
+        **{"model.hf_checkpoint": str(tmp_path / "ckpt"), "model.tokenizer": "checkpoint", "model.overrides": {}})
+    tok = build_tokenizer(cfg, tmp_path / "run")
+    assert tok.chat_template == TEMPLATE and (tmp_path / "run" / "checkpoint-tokenizer" / "tokenizer.json").exists()
+    prompt = tok.render_messages(OPENING)
+    assert prompt.startswith("<|im_start|>system\nYou orchestrate experts.") and prompt.endswith("<|im_start|>assistant\n")
+    model, mesh = build_policy(cfg, tok)
+    assert mesh is None and model.config.family == "llama"
+    assert rel_err(np.asarray(model(jnp.asarray(IDS))), hf_logits(hf, IDS)) <= 1e-4
+    with pytest.raises(ConfigError, match='model.tokenizer="checkpoint" reads the tokenizer of model.hf_checkpoint'):
+        build_tokenizer(cfg.replace(**{"model.hf_checkpoint": ""}), tmp_path / "run2")
