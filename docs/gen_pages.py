@@ -24,6 +24,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+#: meanings of the keys whose field has no comment of its own in the source (a shared comment or the class docstring
+#: covers them there); a key missing from both is an error of tests/test_docs.py
+SUPPLEMENT = {
+    "sft.state_kind": "the demonstrator's first turn names the request's kind in a <think> block",
+    "evaluation.top_k": "keep the k most likely token ids when decoding (0 = off)",
+    "evaluation.top_p": "keep the nucleus of probability mass p when decoding (1 = off)",
+}
 MARKER = re.compile(r"^<!-- gen:(?P<what>[a-z-]+)(?: (?P<arg>\S+))? -->$", re.M)
 
 
@@ -82,10 +89,11 @@ def config_rows() -> list[tuple[str, str, str, str]]:
     def walk(cls: type, prefix: str) -> None:
         notes = _field_comments(cls)
         for f in dataclasses.fields(cls):
-            if dataclasses.is_dataclass(f.type) or (isinstance(_default(f), object) and dataclasses.is_dataclass(_default(f))):
+            if dataclasses.is_dataclass(_default(f)):
                 walk(type(_default(f)), f"{prefix}{f.name}.")
                 continue
-            rows.append((prefix + f.name, _type_name(f), json.dumps(_default(f)), notes.get(f.name, "")))
+            key = prefix + f.name
+            rows.append((key, _type_name(f), json.dumps(_default(f)), notes.get(f.name) or SUPPLEMENT.get(key, "")))
 
     for name, cls in SECTIONS.items():
         walk(cls, f"{name}.")
@@ -137,8 +145,10 @@ def env_keywords(env_id: str) -> list[str]:
     from orchestra_gym.registration import ENV_SPECS, EnvFactory, accepted_kwargs
 
     entry, fixed = ENV_SPECS[env_id]
-    names = accepted_kwargs(EnvFactory(env_id, entry).env_class()) or []
-    return [n for n in names if n not in fixed]
+    cls = EnvFactory(env_id, entry).env_class()
+    names = accepted_kwargs(cls) or []
+    own = {"benchmark"} if cls.__name__ in ("HLEEnv", "FRAMESEnv") else set()  # set by the class itself
+    return [n for n in names if n not in fixed and n not in own]
 
 
 def _generate(what: str, arg: str | None) -> str:
