@@ -7,7 +7,7 @@ measures that for one ``orchestra train`` run folder, in the run's own setting (
 preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-out tasks
 (`orchestra_jax.train.held_out_tasks`: ToolScale seeds 2^31, 2^31 + 1, ...):
 
-* rows: random, expert-k, cascade, router (`orchestra_gym.agents.fit.fit_router`: a lookup from the task's
+* rows: random, expert-k, cascade, router (`orchestra_gym.evaluation.fit.fit_router`: a lookup from the task's
   category and difficulty to one expert, fitted on ``--router-tasks`` training tasks with seeds from 10^6; the
   classical router of RouterBench / RouteLLM; it reads the generator's labels, which the policy never sees) and
   the trained policy (`orchestra_jax.agents.evaluate_run`, the trainer's batched evaluation at the run's
@@ -52,7 +52,7 @@ import gymnasium as gym
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import make_agent
 from orchestra_gym.rewards import RewardLayout
-from orchestra_gym.agents.fit import fit_router
+from orchestra_gym.evaluation.fit import fit_router
 from orchestra_gym.evaluation import (EpisodeResult, aiq, asked_moves, cost_accuracy_hull, group_preference_score,
                                       hull_gap, moves_as_asked, preference_score, run_episodes, summarize)
 

@@ -159,7 +159,7 @@ EVALUATION_NAMES = (
 
 
 def test_the_evaluation_package_keeps_its_names_one_job_per_module():
-    import orchestra_gym.agents.fit as fit
+    import orchestra_gym.evaluation.fit as fit
     import orchestra_gym.evaluation as evaluation
 
     assert [n for n in EVALUATION_NAMES if not hasattr(evaluation, n)] == []
@@ -171,7 +171,7 @@ def test_the_evaluation_package_keeps_its_names_one_job_per_module():
                       "load_run": "runs", "RunConfig": "runs", "summarize": "metrics", "wald_interval": "metrics",
                       "pass_hat_k": "metrics", "aiq": "metrics", "group_preference_score": "metrics",
                       "asked_moves": "metrics", "report": "report", "format_table": "report", "EpisodeResult": "records"}
-    assert fit.fit_router.__module__ == "orchestra_gym.agents.fit" and fit.ROUTER_COST_WEIGHTS[0] == 0.0
+    assert fit.fit_router.__module__ == "orchestra_gym.evaluation.fit" and fit.ROUTER_COST_WEIGHTS[0] == 0.0
     graph = import_graph()  # the metrics are pure: they import no runner, run folder, report or agent
     assert not {"orchestra_gym.evaluation.runner", "orchestra_gym.evaluation.runs", "orchestra_gym.evaluation.report",
                 "orchestra_gym.agents"} & graph["orchestra_gym.evaluation.metrics"]
