@@ -31,8 +31,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from orchestra_gym.evaluation.episode import env_seed
 from orchestra_gym.parsing import parse_action
-from orchestra_gym.rewards import RewardLayout
 from orchestra_jax.slots import slot_engine
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
 from orchestra_jax.train_sections import ROLLOUT_ENGINES
@@ -47,6 +47,7 @@ __all__ = [
     "scripted_trajectory",
     "guided_rollouts",
     "env_reply_ids",
+    "ended_info",
     "ENGINES",
 ]
 
@@ -154,6 +155,22 @@ def trajectory_from_turns(prompt_ids: list[int], turns: Sequence[tuple[list[int]
     return tokens, mask, logp
 
 
+def ended_info(env: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """The info a `Trajectory` keeps: the env's last `info` without ``new_messages``; an episode stopped
+    before the env ended it (a token, cache or turn limit of the rollout) gets what the env reports at an
+    end: ``reward_vector`` from `orchestra_gym.env.OrchestraEnv.reward_vector_so_far` (its calls, cost and
+    latency so far, outcome 0), ``reward_vector_names`` and ``preference_weights`` from ``describe()``, and
+    outcome 0, solved False. So every ended trajectory carries M and P (`orchestra_jax.batch.group_rewards`)."""
+    info = dict(info)
+    info.pop("new_messages", None)
+    if "reward_vector" not in info:
+        u = env.unwrapped
+        d = u.describe()
+        info.update(reward_vector=u.reward_vector_so_far(), reward_vector_names=d.reward_vector_names,
+                    preference_weights=list(d.preference_weights), outcome=0.0, solved=False)
+    return info
+
+
 def env_reply_ids(tokenizer: ChatTokenizer, info: dict[str, Any]) -> list[int]:
     """Token ids of the environment's reply after a sampled assistant turn: the non-assistant
     ``info["new_messages"]`` as Qwen3's chat template renders them (`render_messages`: consecutive tool
@@ -244,17 +261,12 @@ class Episode:
         self.length += len(env_ids)
         return env_ids
 
-    def trajectory(self, group: int, task_id: Any, reward_names: list[str]) -> Trajectory:
-        """The finished episode as a `Trajectory` (an episode without a reward vector gets the
-        unfinished one: outcome 0, its calls, cost and latency so far)."""
+    def trajectory(self, group: int, task_id: Any, env: Any) -> Trajectory:
+        """The finished episode as a `Trajectory`; `env` is the row's env, not stepped since the episode
+        stopped (an episode the rollout cut gets its unfinished reward vector from it: `ended_info`)."""
         toks, mask, lp = trajectory_from_turns(self.prompt, self.turns, cut=self.cut_reason is not None,
                                                invalid=self.invalid)
-        info = dict(self.info)
-        info.pop("new_messages", None)
-        if "reward_vector" not in info and reward_names:
-            # an episode stopped by the token limit: outcome 0, its calls, cost and latency so far
-            info["reward_vector"] = RewardLayout.from_names(reward_names).vector_from_info(info, outcome=0.0)
-            info["outcome"], info["solved"] = 0.0, False
+        info = ended_info(env, self.info)
         return Trajectory(
             tokens=toks, loss_mask=mask, sampler_logp=lp, info=info, turns=len(self.turns),
             invalid_turns=int(sum(self.invalid)), cut=self.cut_reason is not None, cut_reason=self.cut_reason,
@@ -339,7 +351,7 @@ def collect_rollouts(
     try:
         # ---- reset
         opts = _group_options(envs, task_options, g, seed)
-        resets = list(pool.map(lambda r: envs[r].reset(seed=int(seed) * 1000 + r // g, options=opts[r // g]),
+        resets = list(pool.map(lambda r: envs[r].reset(seed=env_seed(seed, r // g), options=opts[r // g]),
                                range(n * g)))
         episodes = [Episode(tokenizer.encode(render_messages(info.get("new_messages", []))), info)
                     for _, info in resets]
@@ -354,7 +366,7 @@ def collect_rollouts(
                                      max_new_tokens=max_new_tokens, max_seq_len=max_seq_len,
                                      drop_invalid=drop_invalid_turns, keep_texts=keep_texts,
                                      decoding=dict(temperature=temperature, top_k=top_k, top_p=top_p))
-            trajs, stats = _assemble(episodes, opts, g)
+            trajs, stats = _assemble(episodes, envs, opts, g)
             stats.slot_steps, stats.busy_slot_steps = eng.slot_steps - before[0], eng.busy_slot_steps - before[1]
             stats.reprefills = reprefills
             return trajs, stats
@@ -362,7 +374,7 @@ def collect_rollouts(
             _overlapped(sampler, tokenizer, envs, episodes, pool, cohorts=cohorts, seed=seed, max_turns=max_turns,
                         max_new_tokens=max_new_tokens, max_seq_len=max_seq_len, drop_invalid=drop_invalid_turns,
                         keep_texts=keep_texts, decoding=dict(temperature=temperature, top_k=top_k, top_p=top_p))
-            return _assemble(episodes, opts, g)
+            return _assemble(episodes, envs, opts, g)
         state = sampler.prefill([ep.prompt for ep in episodes])
         for turn in range(max_turns):
             if not any(ep.active for ep in episodes):
@@ -389,14 +401,15 @@ def collect_rollouts(
         if own_pool:
             pool.shutdown(wait=True)
 
-    return _assemble(episodes, opts, g)
+    return _assemble(episodes, envs, opts, g)
 
 
-def _assemble(episodes: list[Episode], opts: list[dict[str, Any]], g: int) -> tuple[list[Trajectory], RolloutStats]:
-    """The finished episodes (group-major rows, G per group) as trajectories, and their counts."""
+def _assemble(episodes: list[Episode], envs: Sequence[Any], opts: list[dict[str, Any]],
+              g: int) -> tuple[list[Trajectory], RolloutStats]:
+    """The finished episodes (group-major rows, G per group; row r played on envs[r]) as trajectories,
+    and their counts."""
     n = len(opts)
-    names = next((list(ep.info["reward_vector_names"]) for ep in episodes if "reward_vector_names" in ep.info), [])
-    trajs = [ep.trajectory(r // g, opts[r // g].get("task_id"), names) for r, ep in enumerate(episodes)]
+    trajs = [ep.trajectory(r // g, opts[r // g].get("task_id"), envs[r]) for r, ep in enumerate(episodes)]
     stats = RolloutStats(
         episodes=n * g, turns=sum(len(ep.turns) for ep in episodes),
         invalid_turns=sum(ep.bad_turns for ep in episodes), cut=sum(ep.cut_reason is not None for ep in episodes),
@@ -562,7 +575,7 @@ def _group_options(envs: Sequence[Any], task_options: Sequence[dict[str, Any]], 
     for i, given in enumerate(task_options):
         o = dict(given)
         if o.get("task_id") is None:
-            _, info0 = envs[i * g].reset(seed=int(seed) * 1000 + i, options={k: v for k, v in o.items() if k != "task_id"})
+            _, info0 = envs[i * g].reset(seed=env_seed(seed, i), options={k: v for k, v in o.items() if k != "task_id"})
             if "task_id" in info0:
                 o["task_id"] = info0["task_id"]
         opts.append(o)
@@ -589,9 +602,7 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
         if term or trunc:
             break
     toks, mask, lp = trajectory_from_turns(prompt, turns)
-    info = dict(info)
-    info.pop("new_messages", None)
-    return Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info=info, turns=len(turns),
+    return Trajectory(tokens=toks, loss_mask=mask, sampler_logp=lp, info=ended_info(env, info), turns=len(turns),
                       terminated=bool(term), truncated=bool(trunc), cut=not (term or trunc),
                       cut_reason=None if (term or trunc) else "max_turns",
                       task_id=task_id, texts=texts)
@@ -604,7 +615,7 @@ def guided_rollouts(envs: Sequence[Any], tokenizer: ChatTokenizer, agents: Seque
     group i, one `scripted_trajectory` of every agent in `agents` on the group's task.
 
     Each episode resets with the seed that `collect_rollouts` gives group i's sampled rollouts
-    (``seed * 1000 + i``) and the group's options (task_id included), so the guided and the sampled
+    (`orchestra_gym.evaluation.env_seed`: ``seed * 1000 + i``) and the group's options (task_id included), so the guided and the sampled
     episodes of a group see the same task and the same environment draws. The loss mask covers the
     agent's tokens; sampler_logp is 0 (the trainer fills in the policy's own log-probs). A trajectory
     longer than `max_seq_len` tokens is cut (loss mask 0, cut_reason "max_seq_len"), as a sampled one.
@@ -629,7 +640,7 @@ def guided_rollouts(envs: Sequence[Any], tokenizer: ChatTokenizer, agents: Seque
 
     def play(r: int) -> Trajectory:
         i, j = divmod(r, k)
-        t = scripted_trajectory(envs[r], tokenizer, agents[j], seed=int(seed) * 1000 + i, options=task_options[i],
+        t = scripted_trajectory(envs[r], tokenizer, agents[j], seed=env_seed(seed, i), options=task_options[i],
                                 max_turns=max_turns)
         t.group, t.guided = i, True
         if len(t) > max_seq_len:

@@ -5,9 +5,13 @@ One job per module, imported one way (records <- runner <- runs <- report; metri
 * `orchestra_gym.evaluation.records`: `EpisodeResult` (one played episode: task id, trial, seed,
   final ``info``, transcript) and its ``trajectories.jsonl`` line (`trajectory_line`,
   `TrajectoryWriter`), `jsonable`, `is_infra`.
+* `orchestra_gym.evaluation.infra`: infrastructure failures told apart from the policy's
+  (`infra_error_of`, `INFRA_EXCEPTIONS`).
+* `orchestra_gym.evaluation.episode`: `play_episode`, the one whole-episode loop (an `EpisodeResult`),
+  and `env_seed`, the one seed scheme of batched episodes (``base * 1000 + i``).
 * `orchestra_gym.evaluation.runner`: `run_episodes`, playing agents x envs x tasks x trials
-  (seeds ``seed + i`` of the plan, concurrency, infra retries: `infra_error_of`, `INFRA_EXCEPTIONS`;
-  a clean stop: `StopRequest`, `stop_on_signals`, `EvaluationStopped`).
+  (seeds ``seed + i`` of the plan, concurrency, infra retries; a clean stop: `StopRequest`,
+  `stop_on_signals`, `EvaluationStopped`).
 * `orchestra_gym.evaluation.runs`: run folders (``orchestra eval --output-dir``): `RunConfig`
   (``run.json``), `evaluate`, `resume`, `regrade`, `load_run`, `run_summary` (``summary.json``).
 * `orchestra_gym.evaluation.metrics`: every aggregate and statistic as a pure function over
@@ -17,7 +21,7 @@ One job per module, imported one way (records <- runner <- runs <- report; metri
   `format_qa_table`, `table1_row`, `report` for ``orchestra report``).
 
 Every name below is importable from this package, as from the single module it replaced;
-`fit_router` (fitting a baseline agent) lives with the agents, in `orchestra_gym.agents.fit`.
+`fit_router` (fitting a baseline agent on played episodes) is in `orchestra_gym.evaluation.fit`.
 """
 
 from __future__ import annotations
@@ -52,14 +56,9 @@ from orchestra_gym.evaluation.records import (
     trajectory_line,
 )
 from orchestra_gym.evaluation.report import MODEL_TOOLS, format_mix, format_qa_table, format_table, report, table1_row
-from orchestra_gym.evaluation.runner import (
-    INFRA_EXCEPTIONS,
-    EvaluationStopped,
-    StopRequest,
-    infra_error_of,
-    run_episodes,
-    stop_on_signals,
-)
+from orchestra_gym.evaluation.episode import EpisodeAbandoned, env_seed, play_episode
+from orchestra_gym.evaluation.infra import INFRA_EXCEPTIONS, infra_error_of
+from orchestra_gym.evaluation.runner import EvaluationStopped, StopRequest, run_episodes, stop_on_signals
 from orchestra_gym.evaluation.runs import (
     RUN_FILE,
     SUMMARY_FILE,
@@ -119,4 +118,7 @@ __all__ = [
     "StopRequest",
     "EvaluationStopped",
     "stop_on_signals",
+    "play_episode",
+    "env_seed",
+    "EpisodeAbandoned",
 ]

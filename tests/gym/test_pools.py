@@ -168,7 +168,9 @@ def _digest() -> str:
                     obs, _, term, trunc, info = env.step(agent.act(obs, info))
                     done = term or trunc
                     h.update(obs.encode())
-                    h.update(json.dumps({k: v for k, v in info.items() if k != "reward_vector"}, sort_keys=True,
+                    # preference_weights (P aligned with M, added after e505942) is derived from info["preference"]
+                    h.update(json.dumps({k: v for k, v in info.items() if k not in ("reward_vector", "preference_weights")},
+                                        sort_keys=True,
                                         default=str).encode())
                     h.update(repr(info.get("reward_vector")).encode())
     return h.hexdigest()
