@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from orchestra_gym.evaluation.episode import env_seed
+from orchestra_gym.evaluation.records import EpisodeResult
 from orchestra_gym.parsing import parse_action
 from orchestra_jax.slots import slot_engine
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
@@ -111,6 +112,15 @@ class Trajectory:
     @property
     def cost_usd(self) -> float:
         return float(self.info.get("episode_cost_usd", 0.0))
+
+    def episode(self, task_id: Any = None, seed: int = 0) -> EpisodeResult:
+        """This trajectory as the evaluation's record of one played episode (`orchestra_gym.evaluation.EpisodeResult`,
+        the metrics' input): its info (a rollout the trainer cut, which the env never ended, gets end reason
+        ``"cut: <why>"``; its reward vector is already the unfinished one, `ended_info`), `task_id` (default
+        `Trajectory.task_id`), trial 0, `seed`, and its assistant turns as steps."""
+        info = dict(self.info)
+        info.setdefault("end_reason", f"cut: {self.cut_reason}")
+        return EpisodeResult(self.task_id if task_id is None else task_id, 0, seed, info, self.turns)
 
     @property
     def latency_s(self) -> float:

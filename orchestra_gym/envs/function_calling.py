@@ -531,7 +531,11 @@ class ToolScaleEnv(FunctionCallingEnv):
     ``domains``: restrict to these synthetic domains (default all); ``experts``; ``max_turns``
     (default 30, the released code's limit); ``max_errors``; ``preference``; ``pricing``;
     ``expert_scope`` (``"action"``: a call_expert carries out the next action; ``"turn"``: the
-    expert's whole turn up to its message to the user, each action a step toward ``max_turns``).
+    expert's whole turn up to its message to the user, each action a step toward ``max_turns``);
+    plus every other keyword of `FunctionCallingEnv` (``expert_tool``, ``system_prompt``, ``models``,
+    ``cache``, ``cache_mode``, ``expert_profiles``, ``expert_pool``, ``offer_size``, ``held_out_experts``,
+    ``pricing_schedules``) and of `OrchestraEnv` (``max_observation_chars``, ``render_mode``,
+    ``preference_in_prompt``, ``preference_levels``, ``preference_form``, ``preference_split``), as documented there.
 
     ## Info
     See `OrchestraEnv` (usage per step and per episode in tokens, USD, seconds; tool-call counts;
