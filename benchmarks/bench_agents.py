@@ -99,9 +99,9 @@ def env_plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], bool, 
 
 
 def experts_of(env_id: str, kwargs: dict[str, Any]) -> list[str]:
-    """The env's expert names (``env.unwrapped.experts``; empty for envs without experts)."""
+    """The env's expert names (``env.unwrapped.describe().experts``; empty for envs without experts)."""
     env = gym.make(env_id, **kwargs)
-    experts = list(getattr(env.unwrapped, "experts", {}) or {})
+    experts = list(env.unwrapped.describe().experts)
     env.close()
     return experts
 
@@ -219,7 +219,7 @@ def train_setting_rows(policy: Any, run_dir: Path, plan: list[tuple[str, dict[st
         all_tasks, episodes = entry[2], entry[3]
     else:
         env = gym.make(env_id, **kwargs)
-        all_tasks, episodes = bool(getattr(env.unwrapped, "task_ids", None)), args.episodes
+        all_tasks, episodes = bool(env.unwrapped.describe().task_ids), args.episodes
         env.close()
     label = f"{env_id} (train setting)"
     print(f"setting: {Setting(env_id, kwargs, options).describe()} (the training setting of {run_dir})", file=sys.stderr)

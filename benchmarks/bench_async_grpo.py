@@ -26,11 +26,8 @@ import argparse
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_rollout_slots
 
 import numpy as np  # noqa: E402
 

@@ -18,38 +18,43 @@ from _record import append_section, command
 
 import orchestra_gym
 from orchestra_gym.agents import OracleAgent
+from orchestra_gym.evaluation import play_episode
 
+
+
+class Timed(gym.Wrapper):
+    """Times the env's own `reset` and `step` calls (seconds, counts), not the agent's."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.t_reset = self.t_step = 0.0
+        self.resets = self.steps = 0
+
+    def reset(self, **kwargs):
+        t0 = time.perf_counter()
+        out = self.env.reset(**kwargs)
+        self.t_reset, self.resets = self.t_reset + time.perf_counter() - t0, self.resets + 1
+        return out
+
+    def step(self, action):
+        t0 = time.perf_counter()
+        out = self.env.step(action)
+        self.t_step, self.steps = self.t_step + time.perf_counter() - t0, self.steps + 1
+        return out
 
 
 def bench(env_id: str, episodes: int, seed: int = 0) -> dict:
-    env = gym.make(env_id)
+    env = Timed(gym.make(env_id))
     agent = OracleAgent()
-    steps = resets = 0
-    t_reset = t_step = 0.0
-    solved = 0
-    for i in range(episodes):
-        t0 = time.perf_counter()
-        obs, info = env.reset(seed=seed + i)
-        t_reset += time.perf_counter() - t0
-        resets += 1
-        agent.reset(env, obs, info)
-        done = False
-        while not done:
-            action = agent.act(obs, info)
-            t0 = time.perf_counter()
-            obs, r, term, trunc, info = env.step(action)
-            t_step += time.perf_counter() - t0
-            steps += 1
-            done = term or trunc
-        solved += bool(info["solved"])
+    solved = sum(bool(play_episode(env, agent, seed + i).solved) for i in range(episodes))
     env.close()
     return {
         "env": env_id,
         "episodes": episodes,
-        "steps": steps,
-        "steps_per_s": steps / t_step,
-        "reset_ms": 1000 * t_reset / resets,
-        "step_ms": 1000 * t_step / steps,
+        "steps": env.steps,
+        "steps_per_s": env.steps / env.t_step,
+        "reset_ms": 1000 * env.t_reset / env.resets,
+        "step_ms": 1000 * env.t_step / env.steps,
         "success": solved / episodes,
     }
 

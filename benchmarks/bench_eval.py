@@ -32,7 +32,7 @@ import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import OracleAgent
-from orchestra_gym.evaluation import run_episodes
+from orchestra_gym.evaluation import play_episode, run_episodes
 from orchestra_gym.tools.llm import OpenAIChatModel
 from orchestra_gym import pricing
 
@@ -73,17 +73,10 @@ def timed_run(model: OpenAIChatModel, episodes: int, concurrency: int) -> tuple[
 
 
 def bare_loop(episodes: int) -> int:
-    """The oracle by a hand-written reset/step loop; returns the steps taken."""
+    """The oracle by `play_episode` alone (no runner: no plan, threads or files); returns the steps taken."""
     env = gym.make(ENV_ID)
     agent = OracleAgent()
-    steps = 0
-    for i in range(episodes):
-        obs, info = env.reset(seed=i)
-        agent.reset(env, obs, info)
-        done = False
-        while not done:
-            obs, _, term, trunc, info = env.step(agent.act(obs, info))
-            steps, done = steps + 1, term or trunc
+    steps = sum(play_episode(env, agent, i).steps for i in range(episodes))
     env.close()
     return steps
 

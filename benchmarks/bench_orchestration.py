@@ -7,7 +7,7 @@ measures that for one ``orchestra train`` run folder, in the run's own setting (
 preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-out tasks
 (`orchestra_jax.train.held_out_tasks`: ToolScale seeds 2^31, 2^31 + 1, ...):
 
-* rows: random, expert-k, cascade, router (`orchestra_gym.agents.fit.fit_router`: a lookup from the task's
+* rows: random, expert-k, cascade, router (`orchestra_gym.evaluation.fit.fit_router`: a lookup from the task's
   category and difficulty to one expert, fitted on ``--router-tasks`` training tasks with seeds from 10^6; the
   classical router of RouterBench / RouteLLM; it reads the generator's labels, which the policy never sees) and
   the trained policy (`orchestra_jax.agents.evaluate_run`, the trainer's batched evaluation at the run's
@@ -35,7 +35,7 @@ Usage: python benchmarks/bench_orchestration.py --checkpoint RUN_DIR [--episodes
        [--plot PNG] [--record]
        python benchmarks/bench_orchestration.py --pool specialists [--episodes 500] [--json OUT] [--plot DIR] (expert pools,
        issue 34: settings default / unseen-experts / unseen-pricing, fixed rules on stated properties, text and
-       oracle routers, adherence; benchmarks/pool_bench.py)
+       oracle routers, adherence; orchestra_gym.evaluation.pools, also `orchestra report --pool`)
 Writes benchmarks/RESULTS.md only with --record.
 """
 
@@ -51,13 +51,12 @@ import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import make_agent
-from orchestra_gym.rewards import RewardLayout
-from orchestra_gym.agents.fit import fit_router
 from orchestra_gym.evaluation import (EpisodeResult, aiq, asked_moves, cost_accuracy_hull, group_preference_score,
-                                      hull_gap, moves_as_asked, preference_score, run_episodes, summarize)
+                                      hull_gap, moves_as_asked, pools, preference_score, run_episodes, summarize)
+from orchestra_gym.evaluation.adherence import FIXED_AGENTS, oracle_matrix
+from orchestra_gym.evaluation.fit import fit_router
 
-HERE = Path(__file__).resolve().parent
-FIXED = ("random", "expert-1", "expert-2", "expert-3", "cascade")
+FIXED = FIXED_AGENTS
 ROUTER_SEED = 1_000_000  # training tasks of the router (the evaluation's start at 2^31)
 
 
@@ -66,65 +65,6 @@ def _row(name: str, results: list[EpisodeResult]) -> dict[str, Any]:
     return {"agent": name, "episodes": s["episodes"], "success": s["success_rate"],
             "cost_cents": 100.0 * s["mean_cost_usd"], "latency_s": s["mean_latency_s"],
             "expert_calls": {k: round(v, 2) for k, v in s["tool_calls"].items() if k.startswith("expert-")}}
-
-
-def _as_results(trajs: list[Any], tasks: list[Any], names: list[str]) -> list[EpisodeResult]:
-    """The policy's trajectories as episodes of the metrics, with the env's task ids `tasks` (in the
-    same order); a rollout the trainer cut at its token limit (no env end) ends with reason
-    ``cut: <why>`` and outcome 0, as in training."""
-    out = []
-    for task, t in zip(tasks, trajs):
-        info = dict(t.info)
-        info.setdefault("end_reason", f"cut: {t.cut_reason}")
-        if "reward_vector" not in info:  # cut before the env's end: outcome 0, calls / cost / latency so far
-            info["reward_vector"] = RewardLayout.from_names(names).vector_from_info(info, outcome=0.0)
-        info.setdefault("reward_vector_names", list(names))
-        out.append(EpisodeResult(task, 0, 0, info))
-    return out
-
-
-def _kind(r: EpisodeResult) -> str:
-    """An episode's request kind, "category/difficulty" (the env's final info; the router's table keys)."""
-    return f"{r.info.get('task_category')}/{r.info.get('task_difficulty')}"
-
-
-def kind_oracle_routes(experts: dict[str, list[EpisodeResult]], references: list[list[EpisodeResult]],
-                       preference: dict[str, Any]) -> dict[str, str]:
-    """The best expert per request kind (the task's category/difficulty labels) under `preference`, chosen on
-    these very episodes: the kind-level routing that maximises the group-form score (an in-sample upper
-    bound of what any kind router earns; kinds where no expert scores above 0 keep the cheapest rule,
-    expert-3)."""
-    kinds: dict[str, list[int]] = {}
-    first = next(iter(experts.values()))
-    for i, r in enumerate(first):
-        kinds.setdefault(_kind(r), []).append(i)
-    routes = {}
-    for kind, idx in kinds.items():
-        scores = {e: group_preference_score([res[i] for i in idx], [[ref[i] for i in idx] for ref in references],
-                                            preference) for e, res in experts.items()}
-        best = max(scores, key=scores.get)
-        routes[kind] = best if scores[best] > 0 else "expert-3"
-    return routes
-
-
-def _routed_score(routes: dict[str, str], experts: dict[str, list[EpisodeResult]],
-                  references: list[list[EpisodeResult]], preference: dict[str, Any]) -> float:
-    first = next(iter(experts.values()))
-    picked = [experts[routes[_kind(r)]][i] for i, r in enumerate(first)]
-    return group_preference_score(picked, references, preference) / len(picked)
-
-
-def oracle_matrix(experts: dict[str, list[EpisodeResult]], references: list[list[EpisodeResult]],
-                  preferences: dict[str, dict[str, Any]]) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]]]:
-    """The kind oracle of every preference and each one's routes scored under every other: ``(routes, score)`` with
-    ``routes[P]`` = `kind_oracle_routes` under P and ``score[P][Q]`` = the mean group-form preference reward under P
-    of the routes fitted to Q (per task, on these episodes). ``score[P][P] - score[P][Q]`` is the most a routing by
-    request kind can gain under P by following P rather than Q: the in-sample ceiling of the adherence check's
-    "beats the same policy under the other preferences" (near 0 when P and Q ask for the same routing)."""
-    routes = {name: kind_oracle_routes(experts, references, pref) for name, pref in preferences.items()}
-    score = {p: {q: _routed_score(routes[q], experts, references, preferences[p]) for q in preferences}
-             for p in preferences}
-    return routes, score
 
 
 def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
@@ -153,10 +93,9 @@ def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     valid_format: dict[str, float] = {}
     for pname, pref in preferences.items():
         env_task_ids = [r.task_id for r in played["expert-1"]]  # the same tasks, in order
-        names = played["expert-1"][0].info["reward_vector_names"]
         trajs = evaluate_run(run_dir, tasks, preference=pref)
         valid_format[pname] = episode_summary(trajs)["valid_format_rate"]
-        policy[pname] = _as_results(trajs, env_task_ids, names)
+        policy[pname] = [t.episode(task) for task, t in zip(env_task_ids, trajs)]
         print(f"  policy ({pname}): {_row('policy', policy[pname])}", file=sys.stderr)
     played["trained policy"] = policy["default"]
 
@@ -303,11 +242,20 @@ def plot(m: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def load_policy(pool: str, checkpoint: Any) -> tuple[Any, "str | None"]:
+    """(the run's `orchestra_jax.agents.PolicyAgent`, None), or (None, why not) when the run was not trained over
+    `pool`."""
+    from orchestra_jax.agents import load_policy_agent
+
+    note = pools.policy_note(pool, checkpoint)
+    return (None, note) if note is not None else (load_policy_agent(checkpoint), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--checkpoint", type=Path, default=None, help="an `orchestra train` output folder")
     p.add_argument("--pool", default=None, help="an expert pool (orchestra_gym.tools.pools, e.g. specialists): the "
-                   "three settings default / unseen-experts / unseen-pricing of benchmarks/pool_bench.py")
+                   "three settings default / unseen-experts / unseen-pricing of orchestra_gym.evaluation.pools")
     p.add_argument("--episodes", type=int, default=500, help="held-out tasks (default 500)")
     p.add_argument("--router-tasks", type=int, default=300, help="training tasks the router is fitted on")
     p.add_argument("--plot", type=Path, default=None, help="write the accuracy-cost plane here (PNG); with --pool a "
@@ -316,16 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
     args = p.parse_args(argv)
     if args.pool:
-        sys.path.insert(0, str(HERE))
-        import pool_bench
-
-        m = pool_bench.orchestration(args.pool, args.episodes, args.router_tasks, args.checkpoint)
-        text = pool_bench.markdown(m)
+        agent, note = load_policy(args.pool, args.checkpoint) if args.checkpoint is not None else (None, None)
+        m = pools.orchestration(args.pool, args.episodes, args.router_tasks, agent, note, args.checkpoint)
+        text = pools.markdown(m)
         print(text)
         if args.json:
             args.json.write_text(json.dumps(m, indent=1, default=float))
         if args.plot:  # with --pool, a folder: plane_<setting>.png and tool_mix.png
-            print("\n".join(pool_bench.plot(m, args.plot)))
+            print("\n".join(pools.plot(m, args.plot)))
         if args.record:
             from _record import append_section, command
 

@@ -10,8 +10,8 @@ compares are 0 in expectation and it measures noise. This script bounds it witho
   preset or a run folder, with ``--set`` overrides as ``orchestra train`` takes them, and ``--expert`` overrides of
   the simulated experts' profile, e.g. ``expert-3.decode_tok_s=20`` for a slow self-hosted open model);
 * for every vector of a grid of (cost, latency) weights (outcome 1) it fits the kind oracle (the best expert per
-  request kind under the vector, chosen on these episodes: `bench_orchestration.kind_oracle_routes`) and scores
-  each vector's routing under every other vector (`bench_orchestration.oracle_matrix`);
+  request kind under the vector, chosen on these episodes: `orchestra_gym.evaluation.adherence.kind_oracle_routes`) and scores
+  each vector's routing under every other vector (`orchestra_gym.evaluation.adherence.oracle_matrix`);
 * a set of held-out vectors gets the ceiling ``min over P in the set of min(oracle(P) - best fixed rule under P,
   oracle(P) - routes of Q under P for Q in the set and the default)``: the largest margin by which any routing by
   request kind could pass the whole check (a policy routes by what it reads, so it cannot do better on average);
@@ -44,8 +44,9 @@ from orchestra_gym.agents import make_agent
 from orchestra_gym.evaluation import EpisodeResult, group_preference_score, run_episodes, summarize
 from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, PROFILE_FIELDS, with_profiles
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_orchestration import FIXED, _kind, oracle_matrix  # noqa: E402
+from orchestra_gym.evaluation.adherence import FIXED_AGENTS as FIXED
+from orchestra_gym.evaluation.adherence import oracle_matrix
+from orchestra_gym.evaluation.adherence import request_kind
 
 COSTS = (0.0, 0.02, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 LATENCIES = (0.0, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -81,7 +82,7 @@ def expert_profiles(overrides: list[str], base: "dict[str, Any] | None" = None) 
 
 
 def play_fixed(cfg: Any, episodes: int) -> dict[str, list[EpisodeResult]]:
-    """Every fixed rule of `bench_orchestration.FIXED` on the run's held-out tasks in `cfg`'s setting (its env
+    """Every fixed rule of `orchestra_gym.evaluation.adherence.FIXED_AGENTS` on the run's held-out tasks in `cfg`'s setting (its env
     kwargs, ``expert_profiles`` included, and reset options)."""
     from orchestra_jax.train import held_out_tasks
 
@@ -148,7 +149,7 @@ def binding(played: dict[str, list[EpisodeResult]], preferences: dict[str, dict[
 
     def routed(name: str) -> list[EpisodeResult]:
         routes = table[name]["routes"]
-        return [experts[routes[_kind(r)]][i] for i, r in enumerate(first)]
+        return [experts[routes[request_kind(r)]][i] for i, r in enumerate(first)]
 
     worst = None
     for p in members:
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="write the measurement here (JSON)")
     p.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
     p.add_argument("--pool", default=None, help="an expert pool (e.g. specialists): measure it instead of the preset "
-                   "(benchmarks/pool_bench.py's setting; held-out set: accuracy / cost / latency first)")
+                   "(orchestra_gym.evaluation.pools's setting; held-out set: accuracy / cost / latency first)")
     p.add_argument("--schedule", default=None, help="with --pool: comma-separated pricing schedules (paper, "
                    "deepinfra, random; default paper,random)")
     p.add_argument("--preferences", default=None, help="with --pool: JSON {name: {outcome, cost, latency}} with a "
@@ -253,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def pool_main(args: Any, argv: "list[str] | None") -> int:
-    """``--pool``: the kind oracle against the stated-property rules and the adherence ceiling (pool_bench.headroom)."""
-    import pool_bench as pb
+    """``--pool``: the kind oracle against the stated-property rules and the adherence ceiling (orchestra_gym.evaluation.pools.headroom)."""
+    from orchestra_gym.evaluation import pools as pb
 
     prefs = json.loads(args.preferences) if args.preferences else pb.preferences(args.pool)
     if "default" not in prefs:

@@ -40,24 +40,31 @@ import gymnasium as gym
 
 import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import OracleAgent
+from orchestra_gym.evaluation import play_episode
 
 ROOT = Path(__file__).resolve().parents[1]
 Episode = tuple[int, list[Any]]  # (seed, the actions of the episode in order)
 
 
+class RecordingOracle(OracleAgent):
+    """The oracle, keeping the actions of its current episode (`actions`)."""
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        super().reset(env, observation, info)
+        self.actions: list[Any] = []
+
+    def act(self, observation: str, info: dict[str, Any]) -> Any:
+        action = super().act(observation, info)
+        self.actions.append(action)
+        return action
+
+
 def record(env_id: str, env_kwargs: dict[str, Any], episodes: int) -> list[Episode]:
-    """The oracle agent's actions on seeds 0..episodes-1 (each episode played to its end)."""
-    env, agent, out = gym.make(env_id, **env_kwargs), OracleAgent(), []
+    """The oracle agent's actions on seeds 0..episodes-1 (each episode played to its end, `play_episode`)."""
+    env, agent, out = gym.make(env_id, **env_kwargs), RecordingOracle(), []
     for seed in range(episodes):
-        obs, info = env.reset(seed=seed)
-        agent.reset(env, obs, info)
-        actions, done = [], False
-        while not done:
-            action = agent.act(obs, info)
-            actions.append(action)
-            obs, _, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
-        out.append((seed, actions))
+        play_episode(env, agent, seed)
+        out.append((seed, list(agent.actions)))
     env.close()
     return out
 

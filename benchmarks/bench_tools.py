@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from orchestra_gym.tools.sandbox import run_python  # noqa: E402
 from orchestra_gym.tools.search import LocalSearch  # noqa: E402

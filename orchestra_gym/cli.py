@@ -200,9 +200,37 @@ def _report(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
+    if args.pool:
+        return _pool_report(args, out)
+    if not args.run_dirs:
+        raise SystemExit("orchestra report: give RUN_DIR... (run folders of orchestra eval) or --pool NAME")
     text = report(args.run_dirs, baseline=args.baseline, png_path=out / "frontier.png" if out else None)
     if out is not None:
         (out / "report.md").write_text(text, encoding="utf-8")
+    print(text, end="")
+    return 0
+
+
+def _pool_report(args: argparse.Namespace, out: "Path | None") -> int:
+    """``orchestra report --pool NAME``: the accuracy-cost rows per pool setting, the adherence check and its
+    kind-oracle headroom (`orchestra_gym.evaluation.pools.orchestration`); with ``--agent`` the agent's rows
+    (e.g. ``policy:<run dir>`` of a run trained over the pool)."""
+    import json
+
+    from orchestra_gym.evaluation import pools
+
+    factory = agent_factory(args.agent) if args.agent else None
+    try:
+        m = pools.orchestration(args.pool, args.episodes, args.router_tasks, factory(0) if factory else None,
+                                checkpoint=args.agent)
+    finally:
+        if factory is not None:
+            factory.close()
+    text = pools.markdown(m)
+    if out is not None:
+        (out / "report.md").write_text(text, encoding="utf-8")
+        (out / "pool.json").write_text(json.dumps(m, indent=1, default=float), encoding="utf-8")
+        pools.plot(m, out)
     print(text, end="")
     return 0
 
@@ -290,9 +318,15 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     g.add_argument("--env-kwargs", help="JSON object over the run's gym.make kwargs (e.g. a new judge_model for HLE/FRAMES)")
     g.set_defaults(func=_regrade)
     r = sub.add_parser("report", help="the paper's tables (Table 1, Table 15, preference score, accuracy-cost plane) over run folders")
-    r.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    r.add_argument("run_dirs", nargs="*", metavar="RUN_DIR")
     r.add_argument("--baseline", metavar="RUN_DIR", help="run folder for the App. L preference score")
-    r.add_argument("--out", metavar="DIR", help="write report.md and frontier.png (the accuracy-cost plane) here")
+    r.add_argument("--out", metavar="DIR", help="write report.md and frontier.png (the accuracy-cost plane) here; "
+                   "with --pool report.md, pool.json and the plots of each setting")
+    r.add_argument("--pool", metavar="NAME", help="instead of run folders: measure an expert pool (e.g. tradeoffs): the "
+                   "accuracy-cost rows of the fixed rules and routers per setting, the adherence check and its headroom")
+    r.add_argument("--episodes", type=int, default=500, help="with --pool: held-out tasks per setting (default 500)")
+    r.add_argument("--router-tasks", type=int, default=300, help="with --pool: training tasks of the text router")
+    r.add_argument("--agent", metavar="SPEC", help="with --pool: the agent measured against the rules (policy:<run dir>)")
     r.set_defaults(func=_report)
     v = sub.add_parser("serve", help="serve an env over OpenEnv's protocol (WS /ws, POST /reset /step, GET /state "
                        "/schema /health) for TRL, SkyRL, Unsloth or any OpenEnv client")

@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.description import EnvDescription
 from orchestra_gym.errors import ResetNeeded, did_you_mean
 from orchestra_gym.parsing import ParsedAction, parse_action
 from orchestra_gym.rewards import RewardLayout
@@ -96,7 +97,9 @@ class OrchestraEnv(gym.Env[str, str]):
             that render their own chat template.
         At the end (terminated or truncated) also: outcome (float in [0, 1]), reward_vector
         (float64 array [K], paper Sec. 3.2: [calls per preference tool..., outcome, -cost,
-        -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), reward_breakdown (dict of the grader's
+        -latency], laid out by ``reward_layout``), reward_vector_names (list[str]), preference_weights (list[float]
+        [K]: the episode's preference vector P aligned with reward_vector, `RewardLayout.preference_weights`; the
+        preference reward is ``M_norm . P``), reward_breakdown (dict of the grader's
         checks), solved (bool), end_reason (str), answered (bool: the episode ended on the agent's
         valid actions with a graded outcome, see `turn_limit_graded` and `error_limit_graded`; False
         after an orchestrator error, or a turn limit or ``max_errors`` end where that is not graded: the
@@ -144,6 +147,10 @@ class OrchestraEnv(gym.Env[str, str]):
     #: not end by the agent or the user (``TOO_MANY_ERRORS`` as ``MAX_STEPS``: reward 0). An episode of
     #: malformed actions only stays unanswered (the paper's format filter, Sec. 3.2, drops it).
     error_limit_graded: bool = False
+    #: The env's fixed task list, set by subclasses that have one (tau2: id -> `Task`; HLE, FRAMES: a list),
+    #: and its ids in draw order; None for generated tasks (ToolScale). Read through `describe`.
+    tasks: "list[Task] | dict[Any, Task] | None" = None
+    task_ids: "list[Any] | None" = None
 
     def __init__(
         self,
@@ -168,6 +175,8 @@ class OrchestraEnv(gym.Env[str, str]):
         self.max_errors = int(max_errors)
         self.max_observation_chars = int(max_observation_chars)
         self.default_preference = Preference.from_dict(preference)
+        self.preference = self.default_preference  # the episode's, set by reset
+        self.pricing: "pricing_mod.PricingSchedule | None" = None  # the episode's, set by reset
         self.preference_in_prompt = bool(preference_in_prompt)
         self.preference_levels = bool(preference_levels)
         if preference_form not in ("numeric", "text"):
@@ -216,6 +225,54 @@ class OrchestraEnv(gym.Env[str, str]):
         `RewardLayout.from_tool_specs` over the episode's tools (the models of the model tools,
         else the tool names); subclasses may override. Read it after ``reset``."""
         return RewardLayout.from_tool_specs(self._tool_specs())
+
+    def describe(self) -> EnvDescription:
+        """What this env offers in the current episode (`orchestra_gym.description.EnvDescription`): tools,
+        offered experts, reward layout, preference and its weights, pricing, task ids, domains and categories.
+
+        The one public view callers read instead of the env's attributes; read it after ``reset`` (before
+        the first ``reset`` the episode's fields are empty). Subclasses extend it (experts, pool, labels)."""
+        preference = self.preference
+        tools = tuple(self._tool_specs()) if self._started else ()
+        layout = self.reward_layout if self._started else RewardLayout(())
+        pricing = self.pricing
+        domains, categories = self._task_labels()
+        return EnvDescription(
+            env_class=type(self).__name__, tools=tools, experts={}, expert_tool=False, expert_pool=None,
+            reward_layout=layout, preference=preference,
+            preference_weights=tuple(float(w) for w in layout.preference_weights(preference.to_dict())),
+            pricing=pricing, pricing_schedule=pricing.name if pricing is not None else "",
+            task_id=self.task.id if self.task is not None else None,
+            task_ids=tuple(self.task_ids or ()), domains=domains, categories=categories, max_turns=self.max_turns,
+            oracle=type(self).oracle_action is not OrchestraEnv.oracle_action)
+
+    def oracle_action(self) -> str:
+        """The golden next action (text), for the oracle agent: an upper bound, not a policy. Envs that
+        know their tasks' golden actions override it (`describe().oracle` says whether one does).
+
+        Raises:
+            NotImplementedError: this env has no oracle.
+        """
+        raise NotImplementedError(f"{type(self).__name__} exposes no oracle_action()")
+
+    def _task_labels(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(domains, categories) of the tasks the env draws, sorted: from `tasks` by default."""
+        items = list(self.tasks.values()) if isinstance(self.tasks, dict) else list(self.tasks or [])
+        return tuple(sorted({str(t.domain) for t in items})), tuple(sorted({str(t.category) for t in items}))
+
+    def reward_vector_so_far(self) -> np.ndarray:
+        """The reward vector M of the episode as it stands (paper Sec. 3.2): its tool calls, cost (USD)
+        and latency (s) so far, outcome 0 (an episode cut before its end, e.g. by a trainer's token or
+        turn limit, has no graded outcome). float64 [K], laid out by `reward_layout`; after the end it
+        equals ``info["reward_vector"]`` except for the outcome.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before `reset`.
+        """
+        if not self._started:
+            raise ResetNeeded("reward_vector_so_far() was called before reset(); call reset() first")
+        return self.reward_layout.vector(self.tool_call_counts, 0.0, float(self.usage.cost_usd),
+                                         float(self.usage.latency_s))
 
     # ----------------------------------------------------------------- state set by subclasses
     def _end(self, reason: str) -> None:

@@ -26,6 +26,7 @@ base from here; `orchestra_jax`'s are never re-exported, since `orchestra_gym` n
 - `orchestra_gym.domains.arith.ArithmeticLimitError` (ValueError): an expression over the evaluation limits.
 - `orchestra_gym.serving.client.ServerError` (RuntimeError): an error frame of an env server.
 - `orchestra_gym.evaluation.runner.EvaluationStopped` (Exception): an evaluation stopped by a signal.
+- `orchestra_gym.evaluation.episode.EpisodeAbandoned` (Exception): an episode abandoned by a stop request (not recorded).
 - `orchestra_jax.guard.TrainingStopped` (RuntimeError): a run stopped on purpose (the guard, a non-finite update).
 - `orchestra_jax.checkpoint.CheckpointError` (RuntimeError): a checkpoint that cannot be used; its
   `orchestra_jax.checkpoint.NonFiniteStateError` (also a ValueError): a state with non-finite values.

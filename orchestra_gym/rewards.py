@@ -44,6 +44,7 @@ __all__ = [
     "preference_scores",
     "preference_metric",
     "reference_group_scores",
+    "episode_preference_weights",
 ]
 
 
@@ -144,7 +145,10 @@ class RewardLayout:
         """The keys an env adds to ``info`` when an episode ends (terminated, truncated or cut by a wrapper):
         ``outcome`` (float), ``solved`` (`is_solved`), ``reward_vector`` (`vector_from_info`),
         ``reward_vector_names`` (`names`), ``reward_breakdown`` (`breakdown`, as given),
-        ``end_reason`` (str) and ``action_errors`` (`action_errors`; beside M, never in it)."""
+        ``end_reason`` (str), ``action_errors`` (`action_errors`; beside M, never in it) and
+        ``preference_weights`` (`preference_weights` of ``info["preference"]``: P aligned with M, list of
+        K floats; the one place P is derived from the layout, so consumers read it instead of rebuilding it
+        from ``reward_vector_names``)."""
         outcome = float(outcome)
         return {
             "outcome": outcome,
@@ -154,6 +158,7 @@ class RewardLayout:
             "reward_breakdown": breakdown,
             "end_reason": str(end_reason),
             "action_errors": self.action_errors(info),
+            "preference_weights": [float(w) for w in self.preference_weights(info.get("preference"))],
         }
 
     @staticmethod
@@ -176,6 +181,24 @@ class RewardLayout:
         return Preference.from_dict(dict(preference) if isinstance(preference, Mapping) else preference).as_vector(
             list(self.tools)
         )
+
+
+def episode_preference_weights(info: Mapping[str, Any],
+                               preference: "Mapping[str, Any] | Preference | None" = None) -> np.ndarray:
+    """P aligned with an ended episode's reward vector (float64 [K]): the weights its env reported
+    (``info["preference_weights"]``, `RewardLayout.end_info`); with `preference` given (scoring a run under
+    another preference than it was played with), that preference laid out by ``info["reward_vector_names"]``.
+    An episode recorded before envs reported the weights gets its own ``info["preference"]`` laid out the
+    same way (the same numbers).
+
+    Raises:
+        KeyError: `info` has neither the weights nor ``reward_vector_names`` (not an ended episode's info).
+        ValueError: a bad preference dict (the message names the key).
+    """
+    if preference is None and "preference_weights" in info:
+        return np.asarray(info["preference_weights"], np.float64)
+    layout = RewardLayout.from_names(info["reward_vector_names"])
+    return layout.preference_weights(info.get("preference") if preference is None else preference)
 
 
 def reward_vector_names(tool_names: Sequence[str]) -> list[str]:

@@ -1,8 +1,8 @@
 """Gymnasium wrappers for orchestra environments: routing for classic RL, budgets, preferences.
 
 Each wrapper does one job, composes with the others and with `gymnasium.make`, and reads only
-the environment's public attributes (``env.unwrapped.experts``, ``tool_specs``, ``task``,
-``max_turns``, ``reward_layout``) and its ``info``::
+the environment's public description (``env.unwrapped.describe()``: experts, tools, domains,
+categories, reward layout), its ``task`` and ``max_turns``, and its ``info``::
 
     import gymnasium as gym
     import orchestra_gym
@@ -62,29 +62,28 @@ def _model_tool_actions(tool_specs: Sequence[Any]) -> list[dict[str, Any]]:
 def candidate_actions(env: gym.Env) -> list[dict[str, Any]]:
     """The model calls a routing policy chooses among, as structured actions ``{"name", "arguments"}``.
 
-    Function-calling envs (ToolScale, tau2): ``call_expert(expert=k)`` for each expert in
-    ``env.unwrapped.experts``, in pool order. Other envs (HLE, FRAMES): for each tool with
-    ``kind == "model"`` in ``env.unwrapped.tool_specs``, one action per value of its model enum
+    Function-calling envs (ToolScale, tau2): ``call_expert(expert=k)`` for each expert the env
+    offers (``env.unwrapped.describe().experts``), in pool order. Other envs (HLE, FRAMES): for each
+    tool with ``kind == "model"`` in ``describe().tools``, one action per value of its model enum
     (e.g. ``search(model="search-1")``). Envs that list their tools only after ``reset`` must be
     reset first.
 
     Raises:
         ValueError: the env offers no model calls (names what was looked for).
     """
-    u = env.unwrapped
-    experts = getattr(u, "experts", None)
-    if experts and getattr(u, "expert_tool", True):
-        return [{"name": "call_expert", "arguments": {"expert": k}} for k in experts]
-    specs = getattr(u, "tool_specs", None)
+    description = env.unwrapped.describe()
+    if description.experts and description.expert_tool:
+        return [{"name": "call_expert", "arguments": {"expert": k}} for k in description.experts]
+    specs = list(description.tools)
     if not specs:
         raise ValueError(
-            f"{type(u).__name__} has no experts and no tool_specs yet; reset the env before wrapping it "
+            f"{description.env_class} has no experts and no tool_specs yet; reset the env before wrapping it "
             "or pass actions=[{'name': ..., 'arguments': {...}}, ...] to ToolChoice"
         )
     actions = _model_tool_actions(specs)
     if not actions:
         raise ValueError(
-            f"{type(u).__name__} offers no model calls: no experts and no tool with kind='model' and an enum "
+            f"{description.env_class} offers no model calls: no experts and no tool with kind='model' and an enum "
             f"argument among {[s.name for s in specs]}; pass actions=[...] to ToolChoice"
         )
     return actions
@@ -160,9 +159,8 @@ class TaskFeatures:
         ``latency``: episode latency / ``latency_scale_s``, clipped to [0, ``clip``].
 
     Args:
-        domains, categories: the vocabularies (default: from the env's task list
-            ``env.unwrapped.tasks`` when it has one, else ToolScale's ``env.unwrapped.domains``
-            and the synthetic generator's categories).
+        domains, categories: the vocabularies (`for_env`: the env description's ``domains`` and
+            ``categories``: a task list's, or ToolScale's domains and the generator's categories).
         cost_scale_usd, latency_scale_s: units of the cost and latency features (USD, s).
         clip: upper bound of the cost and latency features.
 
@@ -197,20 +195,8 @@ class TaskFeatures:
     @classmethod
     def for_env(cls, env: gym.Env, **kwargs: Any) -> "TaskFeatures":
         """Features with the env's vocabularies (see the class docstring for the defaults)."""
-        u = env.unwrapped
-        tasks = getattr(u, "tasks", None)
-        if tasks:
-            items = list(tasks.values()) if isinstance(tasks, dict) else list(tasks)
-            domains = sorted({t.domain for t in items})
-            categories = sorted({t.category for t in items})
-        else:
-            domains = list(getattr(u, "domains", None) or [])
-            categories = []
-            if domains:
-                from orchestra_gym.domains.synthetic import CATEGORIES
-
-                categories = list(CATEGORIES)
-        return cls(domains, categories, **kwargs)
+        description = env.unwrapped.describe()
+        return cls(list(description.domains), list(description.categories), **kwargs)
 
     @staticmethod
     def _one_hot(value: Any, vocab: Sequence[str]) -> list[float]:
@@ -225,7 +211,7 @@ class TaskFeatures:
         """float32 array [len(names)] for the current state (``info``: the last reset/step info)."""
         u = env.unwrapped
         task = u.task
-        max_turns = float(getattr(u, "max_turns", 1) or 1)
+        max_turns = float(u.max_turns or 1)
         feats = (
             self._one_hot(task.domain, self.domains)
             + self._one_hot(task.category, self.categories)
@@ -297,8 +283,8 @@ class ToolChoice(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if cost_scale_usd <= 0 or latency_scale_s <= 0:
             raise ValueError(f"cost_scale_usd and latency_scale_s must be > 0, got {cost_scale_usd}, {latency_scale_s}")
         if actions is None:
-            u = env.unwrapped
-            if not getattr(u, "experts", None) and not getattr(u, "tool_specs", None):
+            description = env.unwrapped.describe()
+            if not description.experts and not description.tools:
                 env.reset()
             actions = candidate_actions(env)
         if not actions:

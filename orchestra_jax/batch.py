@@ -1,8 +1,8 @@
 """Trajectories -> the trainer batch: group rewards, the paper's filters and advantages, padding.
 
-`grpo_batch(trajectories, config, preference)` is the whole glue between a rollout and a GRPO step:
-rewards per group (the paper's preference reward, `orchestra_gym.rewards.group_preference_rewards`,
-or the outcome), `grpo.filter_and_advantages` (drop groups with reward std < 0.1 and rollouts without
+`grpo_batch(trajectories, config)` is the whole glue between a rollout and a GRPO step:
+rewards per group (`group_rewards`: the paper's preference reward, `orchestra_gym.rewards.group_preference_rewards`
+with the preference vector each group's env reported, ``info["preference_weights"]``; or the outcome), `grpo.filter_and_advantages` (drop groups with reward std < 0.1 and rollouts without
 a final answer, `Trajectory.answered`; A = (R - mean) / (std + eps) clipped to [-3, 3]; ToolOrchestra Sec. 3.2), then the
 right-padded [B, T] arrays of `to_batch` with the dropped rollouts' loss masks zeroed.
 
@@ -17,25 +17,24 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from orchestra_gym.rewards import RewardLayout, group_preference_rewards
+from orchestra_gym.rewards import group_preference_rewards
 from orchestra_jax import grpo
 from orchestra_jax.rollout import Trajectory
 from orchestra_jax.train_config import TrainConfig
 
-__all__ = ["grpo_batch", "group_rewards", "to_batch", "preference_vector", "compact_rows"]
+__all__ = ["grpo_batch", "group_rewards", "to_batch", "compact_rows", "REWARD_KINDS"]
+
+#: what a group's rollouts are rewarded with (`TrainConfig.grpo.reward`)
+REWARD_KINDS = ("preference", "outcome")
 
 
-def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
-               preference: np.ndarray | None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The GRPO batch of one step's rollouts (N groups of G = config.rollout.rollouts_per_task, group-major).
 
     Args:
       trajectories: N x G trajectories from `orchestra_jax.rollout.collect_rollouts`.
-      config: the run's `TrainConfig` (reward, min_group_std, adv_eps, adv_clip, adv_ddof,
-        pad_multiple).
-      preference: the preference vector in reward-vector order (`preference_vector`): float [K] for
-        every group, or [N, K], one per group (preferences sampled per task); None uses the outcome
-        as the reward.
+      config: the run's `TrainConfig` (reward: `group_rewards`' kind; min_group_std, adv_eps, adv_clip,
+        adv_ddof, pad_multiple).
 
     Returns:
       (batch: the `to_batch` arrays [B, T] with B = N x G, advantages [B], and the loss mask zeroed
@@ -43,8 +42,7 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
       `grpo.filter_and_advantages`).
     """
     g = config.rollout.rollouts_per_task
-    kind = config.grpo.reward if preference is not None else "outcome"
-    rewards = group_rewards(trajectories, g, preference, kind=kind)
+    rewards = group_rewards(trajectories, g, config.grpo.reward)
     answered = np.array([t.answered for t in trajectories]).reshape(rewards.shape)
     guided = np.array([t.guided for t in trajectories]).reshape(rewards.shape)
     filt = grpo.filter_and_advantages(rewards, answered, min_std=config.grpo.min_group_std, eps=config.grpo.adv_eps,
@@ -55,17 +53,24 @@ def grpo_batch(trajectories: Sequence[Trajectory], config: TrainConfig,
     return batch, {"reward_mean": float(rewards.mean()), **filt.counts}
 
 
-def preference_vector(preference: dict[str, Any], names: list[str]) -> np.ndarray:
-    """The preference vector P in reward-vector order from `info["reward_vector_names"]`
-    (`orchestra_gym.rewards.RewardLayout.preference_weights`)."""
-    return RewardLayout.from_names(names).preference_weights(preference or None)
+def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, kind: str = "preference") -> np.ndarray:
+    """Rewards [N, G] of N groups of G rollouts (group-major): the one place a group's rollouts become rewards.
 
+    kind "preference": the paper's preference reward (ToolOrchestra Sec. 3.2,
+    `orchestra_gym.rewards.group_preference_rewards`): each rollout's reward vector M
+    (``info["reward_vector"]``, float [K]) min-max normalised over the group, dotted with the group's
+    preference vector P as its env reported it (``info["preference_weights"]`` of the group's first
+    rollout: the G rollouts share the task's options), 0 for unsolved rollouts; a group without a solved
+    rollout gets 0. kind "outcome": each rollout's outcome in [0, 1].
 
-def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preference: np.ndarray | None,
-                  kind: str = "preference") -> np.ndarray:
-    """Rewards [N, G]: the paper's preference reward per group (`orchestra_gym.rewards.
-    group_preference_rewards`) or the outcome. preference: float [K] in reward-vector order, or
-    [N, K] with one vector per group."""
+    Every ended trajectory carries M and P (the env's end info, or for a cut one
+    `orchestra_gym.env.OrchestraEnv.reward_vector_so_far` through `orchestra_jax.rollout`).
+
+    Raises:
+        ValueError: len(trajs) not a multiple of rollouts_per_task, or an unknown kind.
+    """
+    if kind not in REWARD_KINDS:
+        raise ValueError(f"reward kind must be one of {REWARD_KINDS}, got {kind!r}")
     g = int(rollouts_per_task)
     if len(trajs) % g:
         raise ValueError(f"{len(trajs)} trajectories are not a multiple of rollouts_per_task={g}")
@@ -76,14 +81,12 @@ def group_rewards(trajs: Sequence[Trajectory], rollouts_per_task: int, preferenc
         if kind == "outcome":
             out[i] = [t.outcome for t in grp]
             continue
-        if preference is None:
-            raise ValueError("kind='preference' needs the preference vector")
         solved = np.array([t.solved for t in grp], bool)
-        if not solved.any():  # paper Sec. 3.2: R = 0 for unsolved rollouts; such a group may hold
-            continue  # episodes that never finished and so carry no reward vector at all
+        if not solved.any():  # paper Sec. 3.2: R = 0 for unsolved rollouts
+            continue
         vecs = np.stack([np.asarray(t.info["reward_vector"], np.float64) for t in grp])
-        p = np.asarray(preference, np.float64)
-        out[i] = group_preference_rewards(vecs, solved, p[i] if p.ndim == 2 else p)
+        p = np.asarray(grp[0].info["preference_weights"], np.float64)
+        out[i] = group_preference_rewards(vecs, solved, p)
     return out
 
 

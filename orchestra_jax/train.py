@@ -42,10 +42,10 @@ from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
 from orchestra_gym.agents.rules import RULE_NAMES
-from orchestra_gym.evaluation import by_label, rollout_summary
+from orchestra_gym.evaluation import by_label, env_seed, play_episode, rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.async_grpo import AsyncRollouts
-from orchestra_jax.batch import compact_rows, grpo_batch, preference_vector, to_batch
+from orchestra_jax.batch import compact_rows, grpo_batch, to_batch
 from orchestra_jax.plots import write_plots
 from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs, run_setting
 from orchestra_jax.rollout import Trajectory, collect_rollouts, guided_rollouts, scripted_trajectory
@@ -70,21 +70,6 @@ def _peak_rss_gib() -> float:
 def _step_seed(seed: int, step: int) -> int:
     """The data order: tasks, env seeds and sampler PRNG of `step` derive from (seed, step) only."""
     return int(np.random.default_rng([seed, step]).integers(0, 2**30))
-
-
-def group_preferences(cfg: TrainConfig, trajs: list[Trajectory]) -> np.ndarray | None:
-    """The preference vector P of each group, [N, K] in reward-vector order, read from what the env
-    used (``info["preference"]``, the task's sampled or the run's preference) and laid out by
-    ``info["reward_vector_names"]`` (`orchestra_gym.rewards.RewardLayout`). None for the outcome
-    reward, or when no episode carries the reward vector's names."""
-    if cfg.grpo.reward != "preference":
-        return None
-    names = next((t.info["reward_vector_names"] for t in trajs if "reward_vector_names" in t.info), None)
-    if names is None:
-        return None
-    g = cfg.rollout.rollouts_per_task
-    return np.stack([preference_vector(trajs[i].info.get("preference") or cfg.env.preference, list(names))
-                     for i in range(0, len(trajs), g)])
 
 
 # metrics of the last optimizer update of a step, logged as last_<name> next to the first update's
@@ -178,9 +163,8 @@ def tool_mix_summary(mix: dict[str, float], models: list[str], aggregates: list[
 def _mix_names(env: Any) -> tuple[list[str], list[str]]:
     """(models, aggregate model tools) of an env after a reset: its reward layout's tools and its
     ``kind="model"`` tool names."""
-    u = env.unwrapped
-    specs = u._tool_specs() if hasattr(u, "_tool_specs") else []
-    return list(u.reward_layout.tools), [s.name for s in specs if s.kind == "model"]
+    d = env.unwrapped.describe()
+    return list(d.reward_layout.tools), [s.name for s in d.tools if s.kind == "model"]
 
 
 #: the fixed rules on the training plot and in summary.json: always the same expert (`orchestra_gym.agents`)
@@ -351,20 +335,13 @@ class Run:
         try:
             env.reset(seed=0, options=cfg.reset_options(held_out_tasks(1)[0], preference))
             names = ([m for m in env.unwrapped.reward_layout.tools if m.startswith(BASELINE_PREFIX)]
-                     if getattr(env.unwrapped, "pool", None) is None else list(RULE_NAMES) + ["cascade"])
+                     if env.unwrapped.describe().expert_pool is None else list(RULE_NAMES) + ["cascade"])
             for name in names:
                 infos = []
                 for i, task in enumerate(held_out_tasks(n_tasks)):
-                    agent = make_agent(name, cfg.seed + i)
                     start = i - i % len(self.envs)  # the env seed `play_tasks` gives task i: same draws
-                    obs, info = env.reset(seed=(cfg.seed + 7 + start) * 1000 + i - start,
-                                          options=cfg.reset_options(task, preference))
-                    agent.reset(env, obs, info)
-                    for _ in range(10 * max(cfg.env.max_turns, 1)):  # the env's own turn limit ends it first
-                        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-                        if terminated or truncated:
-                            break
-                    infos.append(info)
+                    infos.append(play_episode(env, make_agent(name, cfg.seed + i), env_seed(cfg.seed + 7 + start, i - start),
+                                              cfg.reset_options(task, preference)).info)
                 s = rollout_summary(infos)
                 s.update(agent=name, tag=f"baseline_{name}",
                          preference=dict(preference if preference is not None else cfg.env.preference))
@@ -469,7 +446,7 @@ class Run:
                     sampled, trajs, stats, t_roll, version = ahead.result(s)
                 t_wait = time.time() - t_step
                 # ---- rewards, filters, advantages -> batch
-                batch, bstats = grpo_batch(trajs, cfg, group_preferences(cfg, trajs))
+                batch, bstats = grpo_batch(trajs, cfg)
                 if cfg.grpo.compact_batch and cfg.grpo.loss.aggregation != "dr-grpo":
                     batch = compact_rows(batch, self.row_multiple(), cfg.optimizer.pad_multiple)
                 # ---- update: ppo_epochs x ppo_mini_batches optimizer updates (none without a kept token)

@@ -51,8 +51,9 @@ def test_preference_headroom_bounds_the_adherence_check():
     from orchestra_gym.evaluation import group_preference_score, summarize
     from orchestra_jax.train_config import TrainConfig
 
+    from orchestra_gym.evaluation import adherence
+
     hr = _load_bench("bench_preference_headroom")
-    bo = _load_bench("bench_orchestration")
     cfg = TrainConfig.preset("tiny-toolscale")
     played = hr.play_fixed(cfg, 12)
     assert set(played) == set(hr.FIXED) and all(len(v) == 12 for v in played.values())
@@ -63,7 +64,7 @@ def test_preference_headroom_bounds_the_adherence_check():
     refs = list(experts.values())
 
     def under(p: str, q: str) -> float:  # the routes fitted to q, scored under p, per task
-        return bo._routed_score(bo.kind_oracle_routes(experts, refs, prefs[q]), experts, refs, prefs[p])
+        return adherence.routed_score(adherence.kind_oracle_routes(experts, refs, prefs[q]), experts, refs, prefs[p])
 
     for p in ("cost", "latency"):
         fixed = {f: group_preference_score(played[f], refs, prefs[p]) / 12 for f in hr.FIXED}

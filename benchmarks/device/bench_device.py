@@ -55,17 +55,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
-# device_kind substring -> (HBM bytes/s, peak dense bf16 FLOP/s); first match wins
-DEVICE_TABLE = (("H200", 4.8e12, 989e12), ("H100", 3.35e12, 989e12))
-
-
-def device_specs(kind: str) -> tuple[float | None, float | None]:
-    """(HBM bandwidth B/s, peak bf16 FLOP/s) of a `jax.Device.device_kind`, (None, None) if not tabled."""
-    for key, bw, flops in DEVICE_TABLE:
-        if key.lower() in kind.lower():
-            return bw, flops
-    return None, None
-
+from orchestra_jax.devices import device_specs  # noqa: E402
 
 def measure_bandwidth(n_bytes: int, repeats: int = 5) -> float:
     """Bytes/s of a jitted ``x + 1`` over a float32 array of `n_bytes` on the default device

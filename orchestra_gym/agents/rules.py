@@ -3,7 +3,7 @@
 With an expert pool (``ToolScaleEnv(expert_pool=...)``, `orchestra_gym.tools.pools`) each episode offers a
 different subset of experts at a different pricing schedule, and the prompt states each offered expert's
 description, price (USD per 1M tokens), typical latency (s) and accuracy per kind of request. These agents decide
-from exactly those stated properties (read from the offered experts, ``env.unwrapped.experts``, and the
+from exactly those stated properties (read from the offered experts, ``env.unwrapped.describe().experts``, and the
 episode's schedule, ``env.unwrapped.pricing``: the numbers the prompt prints), never from the task's labels:
 
 * ``most-accurate``: always the offered expert with the highest mean stated accuracy;
@@ -26,7 +26,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from orchestra_gym.agents import listed_price
+from orchestra_gym.agents.base import listed_price
+from orchestra_gym.description import EnvDescription
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.types import Preference, ToolCall
 
@@ -38,11 +39,12 @@ RULE_NAMES = ("most-accurate", "cheapest", "fastest", "random-offered")
 TYPICAL_STEPS = 3
 
 
-def _offered(env: Any) -> dict[str, Any]:
-    experts = getattr(env.unwrapped, "experts", {})
-    if not experts:
+def _offered(env: Any) -> "tuple[dict[str, Any], EnvDescription]":
+    """The offered experts (name -> expert) and the env's description; ValueError without experts."""
+    description = env.unwrapped.describe()
+    if not description.experts:
         raise ValueError("this agent needs an environment with experts (call_expert)")
-    return experts
+    return dict(description.experts), description
 
 
 def _stated_accuracy(expert: Any, kind: "str | None" = None) -> float:
@@ -78,7 +80,7 @@ class StatedRuleAgent:
         self.name, self.rng, self.expert = rule, np.random.default_rng(seed), ""
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
-        experts, u = _offered(env), env.unwrapped
+        experts, u = _offered(env)
         names = list(experts)
         if self.name == "random-offered":
             self.expert = names[int(self.rng.integers(len(names)))]
@@ -135,7 +137,7 @@ class TextRouterAgent:
         self.classifier, self.preference, self.expert, self.kind = classifier, preference, "", ""
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
-        experts, u = _offered(env), env.unwrapped
+        experts, u = _offered(env)
         self.kind = str(self.classifier.predict([request_text(info)])[0])
         names = sorted(experts)
         util = expected_utility([_stated_accuracy(experts[n], self.kind) for n in names],

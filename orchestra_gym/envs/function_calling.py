@@ -10,12 +10,14 @@ are charged.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
 
 import numpy as np
 
+from orchestra_gym.description import EnvDescription
 from orchestra_gym.domains.backend import DomainBackend
 from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
 from orchestra_gym.parsing import render_tool_calls
@@ -308,6 +310,16 @@ class FunctionCallingEnv(OrchestraEnv):
         info["task_id"] = self.task.id
         return obs, info
 
+    def describe(self) -> EnvDescription:
+        """`OrchestraEnv.describe` with the offered experts (this episode's offer in pool mode; all of them
+        before the first ``reset``), whether ``call_expert`` is exposed, the pool's name and the schedule's
+        name as requested (``"random"`` for a drawn one)."""
+        d = super().describe()
+        name = self.pricing_name if (self.pool is not None and self._started) else d.pricing_schedule
+        return dataclasses.replace(d, experts=dict(self.experts), expert_tool=self.expert_tool,
+                                   expert_pool=self.pool.name if self.pool is not None else None,
+                                   pricing_schedule=name)
+
     @property
     def reward_layout(self) -> RewardLayout:
         """The reward vector counts the calls of each expert of the pool (paper Sec. 3.2; kept
@@ -519,7 +531,11 @@ class ToolScaleEnv(FunctionCallingEnv):
     ``domains``: restrict to these synthetic domains (default all); ``experts``; ``max_turns``
     (default 30, the released code's limit); ``max_errors``; ``preference``; ``pricing``;
     ``expert_scope`` (``"action"``: a call_expert carries out the next action; ``"turn"``: the
-    expert's whole turn up to its message to the user, each action a step toward ``max_turns``).
+    expert's whole turn up to its message to the user, each action a step toward ``max_turns``);
+    plus every other keyword of `FunctionCallingEnv` (``expert_tool``, ``system_prompt``, ``models``,
+    ``cache``, ``cache_mode``, ``expert_profiles``, ``expert_pool``, ``offer_size``, ``held_out_experts``,
+    ``pricing_schedules``) and of `OrchestraEnv` (``max_observation_chars``, ``render_mode``,
+    ``preference_in_prompt``, ``preference_levels``, ``preference_form``, ``preference_split``), as documented there.
 
     ## Info
     See `OrchestraEnv` (usage per step and per episode in tokens, USD, seconds; tool-call counts;
@@ -547,6 +563,10 @@ class ToolScaleEnv(FunctionCallingEnv):
                 raise ValueError(f"unknown ToolScale domain(s) {bad}; known: {known}")
         self.domains = list(domains) if domains is not None else known
         self.instance = None
+
+    def _task_labels(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The generator's domains (as given) and its task categories (`orchestra_gym.domains.synthetic.CATEGORIES`)."""
+        return tuple(self.domains), tuple(self._synthetic.CATEGORIES)
 
     def _sample_task(self, task_id: Any | None) -> Task:
         if task_id is None:

@@ -31,12 +31,14 @@ judge when a judge model is given (`orchestra_gym.judges`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 from typing import Any, Callable, Sequence
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.description import EnvDescription
 from orchestra_gym.domains.qa_corpus import build_corpus
 from orchestra_gym.env import OrchestraEnv, render_transcript
 from orchestra_gym.envs.qa_tools import (
@@ -415,6 +417,11 @@ class QAEnv(OrchestraEnv):
     def _seed(self) -> Any:
         """The seed of a simulated model's draws: episode, turn and attempts so far."""
         return (self._seed_mix, self.turn, len(self.attempts))
+
+    def describe(self) -> EnvDescription:
+        """`OrchestraEnv.describe`, its ``pricing`` with the models file's prices when one was given."""
+        d = super().describe()
+        return dataclasses.replace(d, pricing=self._price_schedule()) if self._started else d
 
     def _price_schedule(self) -> pricing_mod.PricingSchedule:
         """The episode's pricing schedule, with the models file's prices when one was given."""

@@ -33,7 +33,7 @@ import numpy as np
 
 from orchestra_gym.envs.qa import QA_MODELS
 from orchestra_gym.evaluation.records import EpisodeResult, Outcome, is_infra
-from orchestra_gym.rewards import RewardLayout, preference_metric, reference_group_scores
+from orchestra_gym.rewards import RewardLayout, episode_preference_weights, preference_metric, reference_group_scores
 from orchestra_gym.tasks.tau2 import tau2_score
 from orchestra_gym.types import Preference
 
@@ -258,8 +258,8 @@ def preference_score(
     Episodes are paired by (task id, trial); every episode of `results` needs its baseline
     episode. Each reward vector is normalised by its baseline's and weighted by the preference
     (`orchestra_gym.rewards.preference_metric`): `preference` (a dict, aligned by
-    `RewardLayout.preference_weights`) for all, or each episode's own ``info["preference"]``
-    when None.
+    `RewardLayout.preference_weights`) for all, or when None the weights each episode's env reported
+    (``info["preference_weights"]``, `orchestra_gym.rewards.episode_preference_weights`).
 
     Raises:
         ValueError: no episodes, a missing or duplicate pair, or different reward layouts.
@@ -286,7 +286,7 @@ def preference_score(
                 )
         vectors.append(np.asarray(r.info["reward_vector"], dtype=np.float64))
         baselines.append(np.asarray(b.info["reward_vector"], dtype=np.float64))
-        weights.append(layout.preference_weights(r.info.get("preference") if preference is None else preference))
+        weights.append(episode_preference_weights(r.info, preference))
     return preference_metric(np.stack(vectors), np.stack(baselines), np.stack(weights))
 
 
@@ -328,7 +328,7 @@ def group_preference_score(
         solved.append(bool(r.solved))
         rvec.append([np.asarray(b.info["reward_vector"], np.float64) for b in pairs])
         rsolved.append([bool(b.solved) for b in pairs])
-        weights.append(layout.preference_weights(r.info.get("preference") if preference is None else preference))
+        weights.append(episode_preference_weights(r.info, preference))
     scores = reference_group_scores(np.stack(vectors), np.array(solved, bool), np.stack(rvec).transpose(1, 0, 2),
                                     np.array(rsolved, bool).T, np.stack(weights))
     return float(math.fsum(scores.tolist()))

@@ -25,7 +25,6 @@ import concurrent.futures
 import contextlib
 import os
 import queue
-import re
 import signal
 import sys
 import threading
@@ -33,48 +32,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
-import httpx
 from tqdm import tqdm
 
 from orchestra_gym.agents import Agent
-from orchestra_gym.errors import InfraError, OrchestraError
+from orchestra_gym.errors import OrchestraError
+from orchestra_gym.evaluation.episode import EpisodeAbandoned, play_episode
+from orchestra_gym.evaluation.infra import INFRA_EXCEPTIONS, infra_error_of
 from orchestra_gym.evaluation.records import EpisodeResult, TrajectoryWriter
 
 __all__ = ["run_episodes", "infra_error_of", "INFRA_EXCEPTIONS", "StopRequest", "EvaluationStopped", "stop_on_signals"]
 
 def _env_name(env: gym.Env) -> str:
     return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
-
-
-#: What an agent may raise for a failure outside the policy (an endpoint down after its retries, a
-#: timeout): the episode is retried, then recorded as an infra failure.
-INFRA_EXCEPTIONS: tuple[type[BaseException], ...] = (InfraError, TimeoutError, ConnectionError, httpx.TransportError)
-
-
-# The text `orchestra_gym.tools.llm` puts in a call's error once its retries ran out on a retryable
-# failure (timeouts, connection errors, HTTP 429 and 5xx); tools pass it on in their tool message.
-_RETRIES_EXHAUSTED = re.compile(r"failed after \d+ attempts?: (?:timeout|connection error|HTTP (?:429|5\d\d))")
-
-
-def infra_error_of(info: Mapping[str, Any]) -> str | None:
-    """The infrastructure failure a step's ``info`` reports, or None.
-
-    Two reports count: the episode ended with ``end_reason == "orchestrator_error"`` (the agent's
-    own model could not be reached, reported through the env; the text is its ``step_errors``),
-    and a tool message of the step (``info["new_messages"]``) carrying
-    `orchestra_gym.tools.llm`'s text for a call whose retries ran out on a retryable failure
-    (``... failed after N attempts: timeout | connection error | HTTP 429 | HTTP 5xx``): an expert,
-    search or answer model that is down. A tool's other errors (HTTP 400, a bad argument) are the
-    agent's, not infrastructure.
-    """
-    if info.get("end_reason") == "orchestrator_error":
-        errors = info.get("step_errors") or ["the orchestrator's model failed"]
-        return f"orchestrator: {errors[0]}"
-    for m in info.get("new_messages", ()):
-        content = m.get("content") or ""
-        if m.get("role") == "tool" and "failed after" in content and _RETRIES_EXHAUSTED.search(content):
-            return f"tool {m.get('name') or ''}: {content[:500]}"
-    return None
 
 
 class _AgentGuard:
@@ -134,10 +103,6 @@ class EvaluationStopped(OrchestraError):
         self.summary: dict[str, Any] | None = None
 
 
-class _Abandoned(Exception):
-    """Raised inside an episode whose run was asked to stop (`StopRequest`)."""
-
-
 @contextlib.contextmanager
 def stop_on_signals(signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)):
     """A `StopRequest` that the first of `signals` sets (reason: the signal's name, e.g. ``SIGINT``),
@@ -189,7 +154,7 @@ def run_episodes(
     """Play agents on an env: the one episode runner.
 
     The tasks: `task_ids` when given; else, with `all_tasks`, the env's fixed task list
-    (``env.unwrapped.task_ids``: tau2, HLE, FRAMES); `episodes` caps either (0 = all). Otherwise
+    (``env.unwrapped.describe().task_ids``: tau2, HLE, FRAMES); `episodes` caps either (0 = all). Otherwise
     `episodes` episodes whose tasks the env draws from their seeds. Each task is played `trials`
     times, trial by trial (every task once, then every task again...); episode number i of that
     order (the plan) is reset with seed ``seed + i`` and ``options`` plus ``{"task_id": ...}``
@@ -259,7 +224,7 @@ def run_episodes(
     abandoned = 0
     try:
         if task_ids is None and all_tasks:
-            task_ids = getattr(envs[0].unwrapped, "task_ids", None)
+            task_ids = list(envs[0].unwrapped.describe().task_ids)
             if not task_ids:
                 raise ValueError(f"{_env_name(envs[0])} has no fixed task list; --all-tasks works for tau2, HLE and FRAMES envs")
         tasks: list[Any] = list(task_ids)[: episodes or None] if task_ids is not None else [None] * episodes
@@ -291,7 +256,7 @@ def run_episodes(
                 with guard.hold(agent):
                     result = _play_with_retries(env, agent, seed + i, trial, tid, opts or None,
                                                 keep_messages or writer is not None, max_retries, stop)
-            except _Abandoned:
+            except EpisodeAbandoned:
                 with abandoned_lock:
                     abandoned += 1
                 return None
@@ -333,33 +298,13 @@ def run_episodes(
 def _play_with_retries(env: gym.Env, agent: Agent, seed: int, trial: int, task_id: Any,
                        options: dict[str, Any] | None, keep: bool, max_retries: int,
                        stop: threading.Event | None = None) -> EpisodeResult:
-    """`_play`, again after an infrastructure failure, at most `max_retries` more times."""
+    """`play_episode`, again after an infrastructure failure, at most `max_retries` more times."""
     for attempt in range(1, max_retries + 2):
         try:
-            result = _play(env, agent, seed, trial, options, keep, stop)
+            result = play_episode(env, agent, seed, options, trial=trial, keep_messages=keep, stop=stop)
         except INFRA_EXCEPTIONS as e:
             result = EpisodeResult(task_id, trial, seed, {}, infra_error=f"{type(e).__name__}: {e}")
         result.attempts = attempt
         if result.infra_error is None:
             break
     return result
-
-
-def _play(env: gym.Env, agent: Agent, seed: int, trial: int, options: dict[str, Any] | None, keep: bool,
-          stop: threading.Event | None = None) -> EpisodeResult:
-    """One episode: reset, then the agent's actions until terminated or truncated, or until a step
-    reports an infrastructure failure (`infra_error_of`), which stops it. `stop` set before a step:
-    `_Abandoned` (the episode is dropped)."""
-    obs, info = env.reset(seed=seed, options=options)
-    agent.reset(env, obs, info)
-    steps, done, infra = 0, False, None
-    while not done and infra is None:
-        if stop is not None and stop.is_set():
-            raise _Abandoned
-        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-        steps += 1
-        done = terminated or truncated
-        infra = infra_error_of(info)
-    u = env.unwrapped
-    messages = [m.to_dict() for m in u.messages] if keep else None
-    return EpisodeResult(getattr(u.task, "id", None), trial, seed, info, steps, messages, infra)

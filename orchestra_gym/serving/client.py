@@ -21,9 +21,11 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
 from orchestra_gym.errors import OrchestraError
+from orchestra_gym.description import EnvDescription
+from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.serving.protocol import OrchestraAction, OrchestraObservation, OrchestraState, decode
 from orchestra_gym.spaces import OBSERVATION_MAX_CHARS, TextSpace
-from orchestra_gym.types import Message
+from orchestra_gym.types import Message, Preference, ToolSpec
 
 __all__ = ["OrchestraClient", "RemoteEnv", "ServerError", "as_action"]
 
@@ -92,6 +94,7 @@ class RemoteEnv(gym.Env):
         self.messages: list[Message] = []  # the episode's conversation, from info["new_messages"]
         self.task: "SimpleNamespace | None" = None  # .id: the episode's task id
         self.experts: dict[str, None] = {}  # the expert ids call_expert offers (for agents that check them)
+        self._reset_info: dict[str, Any] = {}
 
     def _track(self, info: dict[str, Any]) -> None:
         self.messages += [Message.from_dict(m) for m in info.get("new_messages") or []]
@@ -106,8 +109,27 @@ class RemoteEnv(gym.Env):
         self.messages, self.task = [], SimpleNamespace(id=info.get("task_id"))
         spec = next((t["function"] for t in info.get("tools") or [] if t.get("function", {}).get("name") == "call_expert"), {})
         self.experts = dict.fromkeys(spec.get("parameters", {}).get("properties", {}).get("expert", {}).get("enum", []))
+        self._reset_info = info
         self._track(info)
         return obs.text, info
+
+    def describe(self) -> EnvDescription:
+        """The served episode's offer as its reset ``info`` states it (`orchestra_gym.env.OrchestraEnv.describe`'s
+        record): tools (``call_expert`` as a model tool), the offered expert ids (no expert objects: None),
+        the task id, the preference and the pricing schedule's name; the reward layout counts the offered
+        experts; no pricing object, task list, labels or turn limit (the server keeps them: empty, 0)."""
+        info = self._reset_info
+        tools = tuple(ToolSpec(f["name"], f.get("description", ""), f.get("parameters") or {},
+                               "model" if f["name"] == "call_expert" else "generic")
+                      for f in (t.get("function", {}) for t in info.get("tools") or []))
+        preference = Preference.from_dict(info.get("preference"))
+        layout = RewardLayout(tuple(self.experts))
+        return EnvDescription(
+            env_class=type(self).__name__, tools=tools, experts=dict(self.experts), expert_tool=bool(self.experts),
+            expert_pool=None, reward_layout=layout, preference=preference,
+            preference_weights=tuple(float(w) for w in layout.preference_weights(preference)), pricing=None,
+            pricing_schedule=str(info.get("pricing_schedule", "")), task_id=info.get("task_id"), task_ids=(),
+            domains=(), categories=(), max_turns=0)
 
     def step(self, action: "str | dict | list") -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs = self.client.step(as_action(action)).observation

@@ -67,7 +67,7 @@ def test_delegating_agent_per_turn_per_episode_and_the_stated_kind():
 
 
 def test_fit_router_on_training_tasks_beats_the_fixed_experts_hull_there():
-    from orchestra_gym.agents.fit import fit_router
+    from orchestra_gym.evaluation.fit import fit_router
     from orchestra_gym.evaluation import hull_gap
 
     def make():

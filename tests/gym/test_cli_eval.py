@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import orchestra_gym.agents as agents
+import orchestra_gym.agents.registry as agents
 from orchestra_gym.agents import make_agent
 from orchestra_gym.cli import main
 from tests.gym.tasks.test_frames import synthetic_rows as frames_rows
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # `orchestra eval` whose oracle sleeps 0.1 s per action: slow enough to be killed mid-run
 SLOW_EVAL = """
 import sys, time
-import orchestra_gym.agents as agents
+import orchestra_gym.agents.registry as agents
 from orchestra_gym.agents import OracleAgent
 
 class SlowOracle(OracleAgent):

@@ -168,7 +168,9 @@ def _digest() -> str:
                     obs, _, term, trunc, info = env.step(agent.act(obs, info))
                     done = term or trunc
                     h.update(obs.encode())
-                    h.update(json.dumps({k: v for k, v in info.items() if k != "reward_vector"}, sort_keys=True,
+                    # preference_weights (P aligned with M, added after e505942) is derived from info["preference"]
+                    h.update(json.dumps({k: v for k, v in info.items() if k not in ("reward_vector", "preference_weights")},
+                                        sort_keys=True,
                                         default=str).encode())
                     h.update(repr(info.get("reward_vector")).encode())
     return h.hexdigest()
@@ -181,11 +183,7 @@ def test_default_env_unchanged():
 
 def test_a_reset_time_rule_plays_the_always_expert_episode():
     """The pool benches read rules off always-e episodes: playing the rule gives the same episode."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import pool_bench as pb
+    from orchestra_gym.evaluation import pools as pb
 
     env = gym.make(pb.ENV_ID, **pb.env_kwargs("specialists", "default"))
     opts = {"tools": pb.TOOLS, "experts": ["qwen3-8b", "gpt-5", "llama-3.3-70b"], "pricing": "random:9"}
@@ -219,11 +217,7 @@ def test_tradeoffs_pool_gives_each_group_of_kinds_three_corners():
 def test_tradeoffs_setting_lets_every_kind_be_solved_and_routes_differ_by_preference():
     """At the pool's 12 turns an accurate expert solves every kind, and the in-sample kind oracle routes
     accuracy first, cost first and latency first to different experts (the headroom the check needs)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import pool_bench as pb
+    from orchestra_gym.evaluation import pools as pb
 
     assert pb.env_kwargs("tradeoffs", "default")["max_turns"] == 12
     assert pb.env_kwargs("specialists", "default")["max_turns"] == 6
@@ -245,11 +239,7 @@ def test_tradeoffs_setting_lets_every_kind_be_solved_and_routes_differ_by_prefer
 def test_pool_orchestration_plots_each_setting_and_the_tool_mix_per_preference(tmp_path):
     """`bench_orchestration --pool P --plot DIR`: one accuracy-cost plane per setting and the tool mix of the
     adherence subject (here the text router) per preference, counted over the pool's experts only."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import pool_bench as pb
+    from orchestra_gym.evaluation import pools as pb
 
     m = pb.orchestration("tradeoffs", 60, router_tasks=100)
     names = set(get_pool("tradeoffs").names)
@@ -259,7 +249,28 @@ def test_pool_orchestration_plots_each_setting_and_the_tool_mix_per_preference(t
     # the text router picks one expert per task at reset, so its mix sums to about one call per episode
     assert all(0.8 <= sum(mix.values()) <= 2.0 for mix in mixes.values())
     assert mixes["cost first"].get("gpt-5", 0) < mixes["default"]["gpt-5"] - 0.2  # cost first leaves the dear expert
+    from pathlib import Path
+
     written = pb.plot(m, tmp_path / "plots")
     assert [Path(p).name for p in written] == ["plane_default.png", "plane_unseen-experts.png",
                                                "plane_unseen-pricing.png", "tool_mix.png"]
     assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+
+
+def test_orchestra_report_pool_writes_the_pool_measurement(tmp_path, capsys):
+    """``orchestra report --pool NAME``: the package's pool measurement (`orchestra_gym.evaluation.pools`) from the
+    command line, as `benchmarks/bench_orchestration.py --pool` prints it."""
+    from orchestra_gym.cli import main
+    from orchestra_gym.evaluation import pools
+
+    out = tmp_path / "pool"
+    assert main(["report", "--pool", "tradeoffs", "--episodes", "3", "--router-tasks", "20", "--out", str(out)]) == 0
+    m = json.loads((out / "pool.json").read_text())
+    assert m["pool"] == "tradeoffs" and m["episodes"] == 3 and m["policy_note"] is None
+    assert set(m["settings"]) == set(pools.SETTINGS) and m["settings"]["default"]["policy"] is None
+    assert set(m["adherence"]) == {"accuracy first", "cost first", "latency first"}
+    assert all(a["subject"] == "text_router" for a in m["adherence"].values())
+    printed = capsys.readouterr().out
+    assert printed == (out / "report.md").read_text() and printed.startswith("Pool `tradeoffs`, 3 held-out tasks")
+    assert sorted(p.name for p in out.glob("*.png")) == ["plane_default.png", "plane_unseen-experts.png",
+                                                        "plane_unseen-pricing.png", "tool_mix.png"]

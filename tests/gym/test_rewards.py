@@ -306,8 +306,11 @@ def test_layout_vector_from_info_finished_and_cut():
     np.testing.assert_array_equal(layout.vector_from_info(info, outcome=0.0), [2.0, 1.0, 0.0, -0.25, -12.5])
     end = layout.end_info(cut, 1.0, {"db": 1.0}, "user_stop")
     assert list(end) == ["outcome", "solved", "reward_vector", "reward_vector_names", "reward_breakdown", "end_reason",
-                         "action_errors"]
+                         "action_errors", "preference_weights"]
     assert end["action_errors"] == {"parse_errors": 0.0, "argument_error_turns": 0.0}
+    assert end["preference_weights"] == [0.0, 0.0, 1.0, 0.0, 0.0]  # no preference in info: Preference() defaults
+    weighted = layout.end_info({**cut, "preference": {"tools": {"expert-2": 0.5}, "outcome": 1.0, "cost": 0.3}}, 1.0, {}, "x")
+    assert weighted["preference_weights"] == [0.0, 0.5, 1.0, 0.3, 0.0]
     assert end["solved"] is True and end["reward_vector_names"] == layout.names and end["end_reason"] == "user_stop"
     assert layout.end_info(cut, 0.5, {}, "answer")["solved"] is False and is_solved(1.0 - 1e-10)
     with pytest.raises(ValueError, match="outcome = 2.0 must be in"):

@@ -68,8 +68,7 @@ def test_train_step_flops(result):
 
 
 def test_device_table_lookup():
-    sys.path.insert(0, str(REPO / "benchmarks/device"))
-    import bench_device as bd
+    from orchestra_jax import devices as bd
 
     assert bd.device_specs("NVIDIA H100 80GB HBM3") == (3.35e12, 989e12)
     assert bd.device_specs("NVIDIA H200") == (4.8e12, 989e12)

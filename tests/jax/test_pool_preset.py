@@ -1,11 +1,9 @@
 """The pool preset (issue 34 item 4): training over offered subsets of an expert pool, guides by stated rule,
-baselines on the offered experts, and the policy rows of `benchmarks/pool_bench.py` on a tiny run."""
+baselines on the offered experts, and the policy rows of `orchestra_gym.evaluation.pools` on a tiny run."""
 
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -18,8 +16,8 @@ from orchestra_jax import train  # noqa: E402
 from orchestra_jax.policy import RuleGuide, guide, make_envs  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import pool_bench as pb  # noqa: E402
+from orchestra_gym.evaluation import pools as pb  # noqa: E402
+from orchestra_jax.agents import load_policy_agent  # noqa: E402
 
 TINY = {
     "model.overrides": {"vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
@@ -37,6 +35,11 @@ def test_pool_preset_is_the_bench_setting_and_holds_out_experts_schedule_and_pre
     assert {k: v for k, v in kw.items() if k != "preference"} == bench  # the policy is measured in its own setting
     assert kw["held_out_experts"] == "exclude" and "deepinfra" not in kw["pricing_schedules"]
     assert pb.SETTINGS["unseen-pricing"]["pricing_schedules"] == ["deepinfra"]
+    # the pools module states the tradeoffs setting's numbers; the preset must agree with them
+    tradeoffs = pb.pool_setting("tradeoffs")
+    assert (cfg.env.max_turns, dict(cfg.env.preference)) == (tradeoffs["max_turns"], tradeoffs["default"]) == (
+        12, {"outcome": 1.0, "cost": 0.25, "latency": 0.25})
+    assert {k: dict(v) for k, v in cfg.env.eval_preferences.items()} == tradeoffs["held_out"]
     train_vecs = [tuple(sorted(p.items())) for p in cfg.env.train_preferences]
     assert not any(tuple(sorted(p.items())) in train_vecs for p in cfg.env.eval_preferences.values())
     assert set(cfg.env.eval_preferences) == {"accuracy first", "cost first", "latency first"}
@@ -73,7 +76,7 @@ def pool_run(tmp_path_factory):
 def test_a_pool_run_trains_with_rule_guides_and_is_measured_by_the_pool_bench(pool_run):
     out, cfg, summary = pool_run
     assert summary["steps"] == 1 and summary["config"] == "tiny-toolscale-pool"
-    m = pb.orchestration("tradeoffs", 3, router_tasks=20, checkpoint=out)
+    m = pb.orchestration("tradeoffs", 3, router_tasks=20, agent=load_policy_agent(out), checkpoint=out)
     assert m["policy_note"] is None
     for name in pb.SETTINGS:
         pol = m["settings"][name]["policy"]
@@ -83,8 +86,8 @@ def test_a_pool_run_trains_with_rule_guides_and_is_measured_by_the_pool_bench(po
         a = m["adherence"][p]
         assert a["subject"] == "policy" and set(a) >= {"passed", "margin", "stderr", "vs_default", "valid_format"}
     # a run over another pool (or none) gets no policy row, with the reason
-    cfg2 = pb.load_policy("specialists", out)
-    assert cfg2[0] is None and "trained over expert_pool='tradeoffs'" in cfg2[1]
+    assert pb.policy_note("tradeoffs", out) is None
+    assert "trained over expert_pool='tradeoffs'" in pb.policy_note("specialists", out)
 
 
 def test_pool_run_baselines_are_the_stated_rules(pool_run):

@@ -215,25 +215,23 @@ def test_group_rewards_and_advantages(tok):
         t = rollout.scripted_trajectory(env, tok, ExpertAgent(expert), seed=11, max_turns=6)
         trajs.append(t)
     assert len({t.task_id for t in trajs}) == 1
-    pref = np.zeros(len(trajs[0].info["reward_vector"]))
-    pref[-3], pref[-2] = 1.0, 1.0  # outcome and cost
-    r = batch_mod.group_rewards(trajs, 4, pref)
+    for t in trajs:
+        t.info["preference_weights"] = [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]  # outcome and cost
+    r = batch_mod.group_rewards(trajs, 4)
     assert r.shape == (1, 4)
     for t, x in zip(trajs, r[0]):
         assert (x == 0.0) == (not t.solved)
-    out = batch_mod.group_rewards(trajs, 4, None, kind="outcome")
+    out = batch_mod.group_rewards(trajs, 4, "outcome")
     np.testing.assert_array_equal(out[0], [t.outcome for t in trajs])
 
 
-def test_group_without_a_finished_episode_gets_zero_preference_reward(tok):
-    # Cut episodes carry no reward vector when no episode of the batch finished; unsolved -> R = 0.
+def test_group_without_a_solved_episode_gets_zero_preference_reward(tok):
+    # unsolved -> R = 0 (paper Sec. 3.2), whatever the reward vectors say
     env = make_env(max_turns=6)
     trajs = [rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=s, max_turns=6) for s in (1, 1)]
     for t in trajs:
-        t.info.pop("reward_vector", None)
         t.info["solved"], t.info["outcome"] = False, 0.0
-    pref = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0])
-    np.testing.assert_array_equal(batch_mod.group_rewards(trajs, 2, pref), [[0.0, 0.0]])
+    np.testing.assert_array_equal(batch_mod.group_rewards(trajs, 2), [[0.0, 0.0]])
 
 
 def test_episode_feeds_turns_and_replies_and_cuts_with_a_reason(tok):
@@ -249,9 +247,12 @@ def test_episode_feeds_turns_and_replies_and_cuts_with_a_reason(tok):
     # no EOS: the turn is invalid and the episode is cut (whole mask zeroed)
     assert ep.feed_turn(call[:4], [-0.1] * 4, "length", tok, drop_invalid=True, keep_text=False) is None
     assert (ep.cut_reason, ep.active, ep.invalid, ep.bad_turns) == ("max_new_tokens", False, [False, True], 1)
-    t = ep.trajectory(group=2, task_id="x-1", reward_names=["calls/call_expert", "outcome", "-cost_usd", "-latency_s"])
+    env = make_env(max_turns=6)
+    env.reset(seed=3)  # the row's env, not stepped: nothing called, nothing spent
+    t = ep.trajectory(group=2, task_id="x-1", env=env)
     assert t.cut and t.cut_reason == "max_new_tokens" and sum(t.loss_mask) == 0 and (t.group, t.task_id) == (2, "x-1")
-    np.testing.assert_array_equal(t.info["reward_vector"], [0.0, 0.0, -0.0, -0.0])  # the unfinished vector
+    np.testing.assert_array_equal(t.info["reward_vector"], [0.0, 0.0, 0.0, 0.0, -0.0, -0.0])  # the unfinished vector
+    assert t.info["reward_vector_names"][-3:] == ["outcome", "-cost_usd", "-latency_s"] and t.info["solved"] is False
     assert t.texts == [CALL] and t.turns == 2
     # a reply that leaves no room for a full next turn cuts the episode; an invalid action stays in the env
     ep2 = rollout.Episode(prompt=[1, 2, 3], info={})
@@ -296,3 +297,21 @@ def test_guided_rollouts_replay_each_groups_task_and_env_draws(tok):
         rollout.guided_rollouts(envs[:2], tok, agents, [ONLY_EXPERT], seed=5, max_turns=3, max_seq_len=4096)
 
 
+
+
+def test_a_cut_guided_rollout_carries_its_reward_vector_so_a_solved_group_is_scored(tok):
+    # issue 48 item 17: a guided rollout cut by the rollout's turn limit (the env still running) had no
+    # reward vector, and group_rewards of a group with a solved rollout raised KeyError: 'reward_vector'
+    env = make_env(max_turns=6)
+    solved = rollout.scripted_trajectory(env, tok, OracleAgent(), seed=11, max_turns=50)
+    cut = rollout.scripted_trajectory(env, tok, ExpertAgent("expert-3"), seed=11, max_turns=1)
+    assert solved.solved and solved.info["end_reason"] != "turn_limit"
+    assert cut.cut and cut.cut_reason == "max_turns" and "end_reason" not in cut.info  # the env never ended it
+    names = cut.info["reward_vector_names"]
+    assert names == ["calls/expert-1", "calls/expert-2", "calls/expert-3", "outcome", "-cost_usd", "-latency_s"]
+    vec = cut.info["reward_vector"]
+    assert list(vec[:4]) == [0.0, 0.0, 1.0, 0.0] and cut.info["outcome"] == 0.0 and cut.info["solved"] is False
+    assert vec[4] == -cut.info["episode_cost_usd"] < 0 and vec[5] == -cut.info["episode_latency_s"] < 0
+    assert cut.info["preference_weights"] == solved.info["preference_weights"] == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    r = batch_mod.group_rewards([solved, cut], 2)
+    assert r[0, 0] > 0.0 and r[0, 1] == 0.0

@@ -1,13 +1,8 @@
-"""benchmarks/bench_rollout_slots.py's accounting of lockstep row-decode-steps (busy / waiting / ended)."""
+"""`orchestra_jax.rollout_slots`: the accounting of lockstep row-decode-steps (busy / waiting / ended)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from bench_rollout_slots import RecordingSampler, slot_accounting  # noqa: E402
+from orchestra_jax.rollout_slots import RecordingSampler, slot_accounting
 
 
 def test_slot_accounting_splits_idle_steps_into_waiting_and_ended():

@@ -1,4 +1,6 @@
-"""Expert-pool measurements shared by `bench_orchestration.py --pool` and `bench_preference_headroom.py --pool`.
+"""Expert-pool measurements: the accuracy-cost rows per pool setting, the pool settings, the adherence check and
+its kind-oracle headroom (``orchestra report --pool``; `benchmarks/bench_orchestration.py --pool` and
+`benchmarks/bench_preference_headroom.py --pool` are thin scripts over it).
 
 The setting: ToolScale in the tiny-toolscale preset's form (compact prompt, preference stated in it, one expert per
 turn, ``call_expert`` only, 6 turns, 1 error) with ``expert_pool=POOL`` (`orchestra_gym.tools.pools`), offering 3-4
@@ -27,13 +29,16 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-import orchestra_gym  # noqa: F401  (registers the ids)
 from orchestra_gym.agents import CascadeAgent, ExpertAgent
-from orchestra_gym.agents.rules import StatedRuleAgent, TextRouterAgent, expected_utility, fit_text_router, request_text
-from orchestra_gym.evaluation import EpisodeResult, cost_accuracy_hull, hull_gap, mean_tool_calls, summarize
-from orchestra_gym.rewards import reference_group_scores
+from orchestra_gym.agents.rules import StatedRuleAgent, TextRouterAgent, fit_text_router, request_text
+from orchestra_gym.evaluation.episode import play_episode
+from orchestra_gym.evaluation.metrics import cost_accuracy_hull, hull_gap, mean_tool_calls, summarize
+from orchestra_gym.evaluation.records import EpisodeResult
+from orchestra_gym.rewards import episode_preference_weights, reference_group_scores
 from orchestra_gym.tools.pools import get_pool
-from orchestra_jax.train_config import TrainConfig
+
+__all__ = ["POOL_SETTINGS", "SETTINGS", "pool_setting", "preferences", "env_kwargs", "offers", "play", "play_setting",
+           "rule_picks", "headroom", "policy_episodes", "policy_note", "orchestration", "markdown", "plot", "expert_mix"]
 
 ENV_ID = "ToolOrchestra-ToolScale-v0"
 BASE_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1}
@@ -53,16 +58,18 @@ HELD_OUT_PREFERENCES = {  # the tiny-toolscale preset's eval_preferences
     "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
     "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
 }
-_POOL_PRESET = TrainConfig.preset("tiny-toolscale-pool")  # the owner of the tradeoffs setting's numbers
 #: Per pool: the setting's max_turns and its preferences (the one episodes are played under, and the held-out
 #: set of the adherence check). ``specialists``: the tiny-toolscale preset's form (6 turns, its preferences);
-#: ``tradeoffs``: the tiny-toolscale-pool preset's, read from it (12 turns, so every kind's gold actions fit: at 6 the writes
+#: ``tradeoffs``: the tiny-toolscale-pool preset's (12 turns, so every kind's gold actions fit: at 6 the writes
 #: of 6 actions and most computations could not be solved by any expert; a balanced default; latency first with
-#: weight 1; chosen with the pool, RESULTS.md "The tradeoffs pool"). Other pools get ``tradeoffs``'s.
+#: weight 1; chosen with the pool, RESULTS.md "The tradeoffs pool"; tests/jax/test_pool_preset.py checks that the
+#: preset and this table agree). Other pools get ``tradeoffs``'s.
 POOL_SETTINGS: dict[str, dict[str, Any]] = {
     "specialists": {"max_turns": 6, "default": DEFAULT_PREFERENCE, "held_out": HELD_OUT_PREFERENCES},
-    "tradeoffs": {"max_turns": _POOL_PRESET.env.max_turns, "default": dict(_POOL_PRESET.env.preference),
-                  "held_out": {k: dict(v) for k, v in _POOL_PRESET.env.eval_preferences.items()}},
+    "tradeoffs": {"max_turns": 12, "default": {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
+                  "held_out": {"accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
+                               "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
+                               "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 1.0}}},
 }
 
 
@@ -105,15 +112,11 @@ def offers(pool: str, kwargs: dict[str, Any], n: int) -> list[tuple[list[str], s
 
 
 def play(env: gym.Env, agent: Any, task_id: Any, seed: int, options: dict[str, Any]) -> tuple[EpisodeResult, str]:
-    """One episode; returns it and the user's opening request text."""
-    obs, info = env.reset(seed=seed, options={**options, "task_id": task_id})
-    text = request_text(info)
-    agent.reset(env, obs, info)
-    steps, done = 0, False
-    while not done:
-        obs, _, term, trunc, info = env.step(agent.act(obs, info))
-        steps, done = steps + 1, term or trunc
-    return EpisodeResult(task_id, 0, seed, info, steps), text
+    """One episode (`play_episode` on `task_id`); returns it and the user's opening request text (the first
+    user message of the transcript)."""
+    result = play_episode(env, agent, seed, {**options, "task_id": task_id})
+    text = next((m.content for m in env.unwrapped.messages if m.role == "user"), "")
+    return result, text
 
 
 def play_setting(pool: str, setting: str, episodes: int, preference: dict[str, Any],
@@ -187,14 +190,11 @@ def references(played: dict[str, Any], picks: dict[str, list[str]]) -> list[list
 def per_task_scores(results: Sequence[EpisodeResult], refs: Sequence[Sequence[EpisodeResult]],
                     preference: dict[str, Any]) -> np.ndarray:
     """Group-form preference reward per task (float64 [N]) in the group of the reference rules' episodes."""
-    from orchestra_gym.rewards import RewardLayout
-
-    layout = RewardLayout.from_names(results[0].info["reward_vector_names"])
     v = np.stack([np.asarray(r.info["reward_vector"], np.float64) for r in results])
     s = np.array([bool(r.solved) for r in results])
     rv = np.stack([[np.asarray(r.info["reward_vector"], np.float64) for r in ref] for ref in refs])
     rs = np.array([[bool(r.solved) for r in ref] for ref in refs])
-    return reference_group_scores(v, s, rv, rs, layout.preference_weights(preference))
+    return reference_group_scores(v, s, rv, rs, episode_preference_weights(results[0].info, preference))
 
 
 def kind_oracle_picks(played: dict[str, Any], refs: Sequence[Sequence[EpisodeResult]], preference: dict[str, Any]
@@ -298,7 +298,7 @@ def headroom(played: dict[str, Any], preferences: dict[str, dict[str, Any]], def
 
 
 def policy_episodes(played: dict[str, Any], agent: Any, preference: dict[str, Any]) -> list[EpisodeResult]:
-    """The trained policy (`orchestra_jax.agents.PolicyAgent`) on every task of a played setting, on the task's
+    """A trained policy's agent (``policy:<run dir>``) on every task of a played setting, on the task's
     fixed offer and schedule and with the always-e episodes' reset seed (so its simulated draws are theirs:
     paired comparisons), under `preference`."""
     env = played["env"]
@@ -314,29 +314,32 @@ def valid_format(results: Sequence[EpisodeResult]) -> float:
     return 1.0 - sum(int(r.info.get("parse_errors", 0)) for r in results) / max(sum(r.steps for r in results), 1)
 
 
-def load_policy(pool: str, checkpoint: Any) -> tuple[Any, "str | None"]:
-    """(PolicyAgent of the run, None), or (None, why not) when the run was not trained over `pool`."""
+def policy_note(pool: str, run_dir: Any) -> "str | None":
+    """Why a trained run (an ``orchestra train`` output folder) gets no policy row over `pool`: it was trained over
+    another expert pool (its ``train_config.json``'s ``env.kwargs.expert_pool``), or None when it was trained over
+    `pool`."""
     import json
     from pathlib import Path
 
-    from orchestra_jax.agents import load_policy_agent
-
-    cfg = json.loads((Path(checkpoint) / "train_config.json").read_text())
+    cfg = json.loads((Path(run_dir) / "train_config.json").read_text())
     trained_on = cfg.get("env", {}).get("kwargs", {}).get("expert_pool")
     if trained_on != pool:
-        return None, f"the run at {checkpoint} was trained over expert_pool={trained_on!r}, not {pool!r}: no policy row"
-    return load_policy_agent(checkpoint), None
+        return f"the run at {run_dir} was trained over expert_pool={trained_on!r}, not {pool!r}: no policy row"
+    return None
 
 
-def orchestration(pool: str, episodes: int, router_tasks: int = 300, checkpoint: Any = None) -> dict[str, Any]:
-    """`bench_orchestration.py --pool`'s contract: per setting the policy's (with a `checkpoint`: an `orchestra
-    train` run over this pool, e.g. ``--preset tiny-toolscale-pool``; else None), the text router's and the
+def orchestration(pool: str, episodes: int, router_tasks: int = 300, agent: Any = None, policy_note: "str | None" = None,
+                  checkpoint: Any = None) -> dict[str, Any]:
+    """The pool measurement (``orchestra report --pool``, `bench_orchestration.py --pool`): per setting the policy's
+    row (with `agent`: a trained run's agent, e.g. ``agent_factory("policy:<run dir>")(0)`` of an ``orchestra
+    train`` run over this pool, ``--preset tiny-toolscale-pool``; else None), the text router's and the
     label-reading oracle router's rows (hull gap against the setting's fixed rules, and the fixed rules that
     dominate them), the fixed rules' rows, and the adherence block per held-out preference for the policy (the
-    text router's without a checkpoint), with the kind-oracle ceiling of each setting."""
+    text router's without an agent), with the kind-oracle ceiling of each setting. `policy_note` (why there is
+    no policy row) and `checkpoint` (the run folder) are recorded as given."""
     prefs = preferences(pool)
     clf = fit_router(pool, "default", router_tasks)
-    agent, note = load_policy(pool, checkpoint) if checkpoint is not None else (None, None)
+    note = policy_note
     out: dict[str, Any] = {"pool": pool, "episodes": episodes, "settings": {}, "adherence": {}, "headroom": {},
                            "policy_note": note, "checkpoint": None if checkpoint is None else str(checkpoint)}
     for name in SETTINGS:

@@ -1,9 +1,8 @@
 """Baseline agents fitted on played episodes: `fit_router`, the classical router's table and cost weight.
 
-Separate from `orchestra_gym.agents` (the agents and their specs), since fitting plays episodes
-through the runner (`orchestra_gym.evaluation.runner.run_episodes`) and scores operating points on
-the accuracy-cost plane (`orchestra_gym.evaluation.metrics.hull_gap`), and the evaluation builds its
-agents from `orchestra_gym.agents`: one import direction, no cycle.
+In the evaluation layer, above `orchestra_gym.agents`: fitting plays episodes through the runner
+(`orchestra_gym.evaluation.runner.run_episodes`) and scores operating points on the accuracy-cost plane
+(`orchestra_gym.evaluation.metrics.hull_gap`); the agents never import the evaluation.
 """
 
 from __future__ import annotations
