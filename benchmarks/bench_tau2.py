@@ -1,7 +1,6 @@
 """tau2 domain speed: reset, read call, end-of-episode database comparison and database hash (retail),
-airline and telecom (and banking_knowledge, v1.0.1) side by side with tau2-bench's own code in the same
-process (build/reset,
-read call, write call, database hash).
+airline, telecom and banking_knowledge (v1.0.1) side by side with tau2-bench's own code in the same
+process (build/reset, read call, write call, database hash; banking also KB_search and evaluation).
 
 Targets (issue 4, on the project's 2-core machine): reset with a task's initial state <= 10 ms,
 median read call <= 20 us, end-of-episode database comparison <= 10 ms, with the hash still
@@ -522,7 +521,7 @@ def bench_banking(repeats: int, with_tau2: bool = True) -> tuple[list[dict], str
     Tau2Environment(BANKING, data_dir=folder, version="v1.0.1", retrieval="bm25_grep")
     first = time.perf_counter_ns() - t
     rows.append({"what": "first env of a process (db.json, 698 KB documents, BM25 index)", "ours": [first],
-                 "tau2": _time(tau2_reset, 1) if t2 else []})
+                 "tau2": _time(lambda i: t2["make_env"](retrieval_variant="bm25_grep"), 1) if t2 else []})
     rows.append(row(f"build/reset with a task's initial state ({len(tasks)} tasks)",
                     lambda i: Tau2Environment.from_task(tasks[i % len(tasks)], data_dir=folder, retrieval="bm25_grep"),
                     repeats, tau2_reset, n_slow))
@@ -586,7 +585,7 @@ def bench_banking(repeats: int, with_tau2: bool = True) -> tuple[list[dict], str
     graded = [(by_id[k], r) for k, r in gold.items() if k in by_id]
     if graded:
         ours_times, tau2_times = [], []
-        for i in range(max(len(graded), min(repeats, 4 * len(graded)))):
+        for i in range(max(len(graded), min(repeats, 4 * len(graded)))):  # the first pass builds each gold env
             task, rec = graded[i % len(graded)]
             trajectory = [{"name": c["name"], "arguments": c["arguments"], "requestor": c["requestor"]} for c in rec["calls"]]
             t = time.perf_counter_ns()
@@ -596,8 +595,14 @@ def bench_banking(repeats: int, with_tau2: bool = True) -> tuple[list[dict], str
                 raise AssertionError(f"{task.id}: our evaluation {res.reward} differs from tau2's recorded verdict")
             if t2 and i < n_slow:
                 tau2_times.append(_tau2_grade(t2, tau2_tasks[task.id], rec))
-        rows.append({"what": f"end-of-episode evaluation of a gold replay (DB + actions; {len(graded)} reference tasks, "
-                             f"tau2 on {min(n_slow, len(graded)) if t2 else 0})", "ours": ours_times, "tau2": tau2_times})
+        n_tau2 = min(n_slow, len(graded)) if t2 else 0
+        rows.append({"what": f"end-of-episode evaluation of a gold replay, first of the task in the process (DB + actions; "
+                             f"{len(graded)} reference tasks, tau2 on {n_tau2})", "ours": ours_times[:len(graded)],
+                     "tau2": tau2_times})
+        if len(ours_times) > len(graded):
+            rows.append({"what": "end-of-episode evaluation, the task graded before (our gold env cached per process, "
+                                 "as in training; tau2 rebuilds it every time)", "ours": ours_times[len(graded):],
+                         "tau2": tau2_times})
     return rows, skipped
 
 
