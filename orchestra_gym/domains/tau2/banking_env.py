@@ -37,10 +37,11 @@ from orchestra_gym.domains.tau2.banking_retrieval import (
 )
 from orchestra_gym.domains.tau2.banking_schemas import AGENT_SCHEMAS, RETRIEVAL_SCHEMAS, USER_SCHEMAS
 from orchestra_gym.domains.tau2.db import copy_json
+from orchestra_gym.domains.tau2.dual_control import DualControlEnvironment
 from orchestra_gym.domains.tau2.environment import Tau2Environment, _history_calls, _loose_json
 from orchestra_gym.data_paths import data_root
 from orchestra_gym.errors import ConfigError, did_you_mean
-from orchestra_gym.types import ToolResult, ToolSpec
+from orchestra_gym.types import ToolSpec
 from orchestra_gym.users import UserToolRequest
 
 __all__ = ["BankingEnvironment", "DOMAIN", "VERSIONS", "banking_data_dir", "load_banking_tasks", "read_log_allowlist"]
@@ -168,8 +169,11 @@ def read_log_allowlist(task: dict[str, Any] | None) -> set[str]:
             if a.get("name") == "call_discoverable_agent_tool" and (a.get("arguments") or {}).get("agent_tool_name")}
 
 
-class BankingEnvironment(Tau2Environment):
+class BankingEnvironment(DualControlEnvironment):
     """tau2's ``banking_knowledge`` environment for one episode (see the module docstring).
+
+    The user-side call path (``requestor="user"``, env functions, the user DB hash) is
+    `DualControlEnvironment`'s; there is nothing to sync (one shared database).
 
     Args:
         domain: ``"banking_knowledge"``.
@@ -211,9 +215,7 @@ class BankingEnvironment(Tau2Environment):
         allow = read_log_allowlist if read_log_allowlist is not None else globals()["read_log_allowlist"](self.task)
         self._build(db, allow)
         if self.task is not None:
-            init = self.task.get("initial_state") or {}
-            self.set_state(init.get("initialization_data"), init.get("initialization_actions"),
-                           init.get("message_history") or [])
+            self.apply_initial_state(self.task.get("initial_state"))
 
     def _build(self, db: BankingDB, allowlist: Any) -> None:
         kit = _toolkit_class(self.retrieval)(db, allowlist)
@@ -228,9 +230,7 @@ class BankingEnvironment(Tau2Environment):
         raw = (task.metadata or {}).get("raw") if getattr(task, "metadata", None) else None
         env = cls(domain or task.domain, data_dir, read_log_allowlist=read_log_allowlist(raw), **kwargs)
         env.task_id, env.task = task.id, raw
-        init = task.initial_state or {}
-        env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
-                      init.get("message_history") or [])
+        env.apply_initial_state(task.initial_state)
         return env
 
     # ------------------------------------------------------------------------------------------
@@ -288,45 +288,15 @@ class BankingEnvironment(Tau2Environment):
             raise ValueError(f"{name!r} is not a banking_knowledge user tool; user tools: {list(USER_SCHEMAS)}")
         return f"Could you please do this on your side: `{name}` with arguments {json.dumps(arguments)}"
 
-    def _toolkit(self, requestor: str) -> Any:
-        if requestor == "user":
-            return self.user_tools
-        if requestor == "assistant":
-            return self.tools
-        raise ValueError(f"Invalid requestor: {requestor}")
-
-    def tool_type(self, name: str, requestor: str = "assistant") -> str | None:
-        """tau2 tool type of an agent (``"assistant"``) or user (``"user"``) tool, discoverable ones included."""
-        kit = {"assistant": self.tools, "user": self.user_tools}.get(requestor)
-        return kit.tool_type(name) if kit is not None and isinstance(name, str) else None
-
     def mutates_state(self, name: str, requestor: str = "assistant") -> bool:
         """tau2 v1.0.1 ``tool_mutates_state``: whether a replay (history, evaluation) re-runs this call."""
         kit = {"assistant": self.tools, "user": self.user_tools}.get(requestor)
         return kit is not None and kit.has_tool(name) and kit.mutates_state(name)
 
     # ------------------------------------------------------------------------------------------
-    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, requestor: str = "assistant") -> ToolResult:
-        """One call through tau2's ``get_response``: content and error flag as tau2 renders them. Never raises."""
-        try:
-            kit = self._toolkit(requestor)
-        except ValueError as e:
-            return ToolResult(content=f"Error: {e}", error=True, metadata={"tool_type": None})
-        content, error = kit.invoke(name, {} if arguments is None else arguments)
-        return ToolResult(content=content, error=error, metadata={"tool_type": kit.tool_type(name)})
-
-    def make_tool_call(self, name: str, arguments: dict[str, Any] | None = None,
-                       requestor: str = "assistant") -> ToolResult:
-        """The call as tau2's evaluator makes gold calls; the same as `call_tool` here (no sync)."""
-        return self.call_tool(name, arguments, requestor)
-
     def db_hash(self) -> str:
         """tau2's hash of the transactional DB (sha256 of the sorted JSON dump), hex."""
         return self.db.hash()
-
-    def user_db_hash(self) -> str:
-        """The user toolkit's DB hash: the agent's (one shared DB, as in tau2)."""
-        return self.user_tools.db.hash()
 
     def same_db(self, other: "Tau2Environment") -> bool:
         return self.db_hash() == other.db_hash()
@@ -341,14 +311,6 @@ class BankingEnvironment(Tau2Environment):
         return new
 
     # ------------------------------------------------------------------------------------------
-    def run_env_function(self, func_name: str, arguments: dict[str, Any], env_type: str = "assistant") -> Any:
-        """Call a toolkit function directly (initialisation actions, env assertions); exceptions propagate."""
-        kit = self._toolkit(env_type)
-        func = getattr(kit, func_name, None)
-        if func is None or func_name.startswith("_") or not callable(func):
-            raise ValueError(f"Function {func_name} not found in {env_type} tools")
-        return func(**arguments)
-
     def update_db(self, update: dict[str, Any]) -> None:
         """Deep-merge ``update`` into the shared DB (tau2 ``update_db`` of ``initialization_data``)."""
         self.db.merge(update)

@@ -45,9 +45,10 @@ class DualControlEnvironment(Tau2Environment):
                 for s in self.user_tools.openai_schemas()]
 
     def tool_type(self, name: str, requestor: str = "assistant") -> str | None:
-        """tau2 tool type of an agent tool (``requestor="assistant"``) or a user tool (``"user"``)."""
+        """tau2 tool type of an agent tool (``requestor="assistant"``) or a user tool (``"user"``); None
+        for a name that is not a string or not a tool."""
         kit = {"assistant": self.tools, "user": self.user_tools}.get(requestor)
-        return kit.tool_type(name) if kit is not None else None
+        return kit.tool_type(name) if kit is not None and isinstance(name, str) else None
 
     def has_tool(self, name: str) -> bool:
         """Whether the agent's or the user's toolkit has a tool of this name."""

@@ -168,9 +168,7 @@ class Tau2Environment:
         self.task: dict[str, Any] | None = None
         if task_id is not None:
             self.task = find_raw_task(domain, task_id, self.data_dir, version)
-            init = self.task.get("initial_state") or {}
-            self.set_state(init.get("initialization_data"), init.get("initialization_actions"),
-                           init.get("message_history") or [])
+            self.apply_initial_state(self.task.get("initial_state"))
 
     def _build_user_side(self) -> None:
         """Build the user's toolkit and database (dual-control subclasses); nothing here."""
@@ -195,10 +193,19 @@ class Tau2Environment:
             return custom.from_task(task, domain, data_dir, version=version, **options)
         env = cls(domain, data_dir, version=version, **options)
         env.task_id = task.id
-        init = task.initial_state or {}
-        env.set_state(init.get("initialization_data"), init.get("initialization_actions"),
-                      init.get("message_history") or [])
+        env.apply_initial_state(task.initial_state)
         return env
+
+    def apply_initial_state(self, initial_state: dict[str, Any] | None) -> None:
+        """`set_state` with a task's ``initial_state`` (tau2 task JSON: ``initialization_data``,
+        ``initialization_actions``, ``message_history``; None or missing parts: nothing to apply).
+
+        Raises:
+            ValueError: as `set_state` (a replayed history call that answers otherwise than recorded).
+        """
+        init = initial_state or {}
+        self.set_state(init.get("initialization_data"), init.get("initialization_actions"),
+                       init.get("message_history") or [])
 
     # ------------------------------------------------------------------------------------------
     @property
