@@ -82,7 +82,9 @@ def load_run(run_dir: str | os.PathLike[str], repair: bool = False) -> tuple[Run
 
     Raises:
         FileNotFoundError: no ``run.json`` in `run_dir` (names the folder).
-        ValueError: a line other than the last that is not JSON (names the line).
+        ValueError: a whole line (one ending in a newline) that is not an episode record: not
+            UTF-8, not JSON, not a JSON object, or a key of the wrong type (names the file, the
+            line number and what is wrong; the file is left as it is).
     """
     root = Path(run_dir)
     if not (root / RUN_FILE).is_file():
@@ -93,18 +95,42 @@ def load_run(run_dir: str | os.PathLike[str], repair: bool = False) -> tuple[Run
     if path.is_file():
         data = path.read_bytes()
         end = data.rfind(b"\n") + 1  # everything after the last newline is a torn line
-        if repair and end < len(data):
+        for n, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
+            if not raw.strip():
+                continue
+            r = _episode_of_line(raw)
+            if isinstance(r, str):
+                raise ValueError(f"{path}, line {n}: {r}; fix or remove the line (or start a new run folder)")
+            by_seed[r.seed] = r
+        if repair and end < len(data):  # only once every whole line was read: a damaged file is never rewritten
             with open(path, "r+b") as f:
                 f.truncate(end)
-        for n, line in enumerate(data[:end].decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                r = EpisodeResult.from_record(json.loads(line))
-            except (json.JSONDecodeError, KeyError) as e:
-                raise ValueError(f"{path}, line {n}: not an episode record ({e}); remove the line or start a new run folder") from None
-            by_seed[r.seed] = r
     return cfg, [by_seed[k] for k in sorted(by_seed)]
+
+
+def _episode_of_line(raw: bytes) -> "EpisodeResult | str":
+    """The episode of one trajectories line, or what is wrong with the line."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 ({e})"
+    except json.JSONDecodeError as e:
+        return f"not JSON ({e})"
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__ if record is not None else 'null'}, not an episode record (an object)"
+    for key, kind in (("seed", int), ("trial", int), ("info", dict)):
+        if key not in record:
+            return f"no {key!r} key (not an episode record of orchestra eval)"
+        if not isinstance(record[key], kind) or isinstance(record[key], bool):
+            return f"{key!r} is {record[key]!r}, not {'an integer' if kind is int else 'an object'}"
+    for key in ("steps", "attempts"):
+        if not isinstance(record.get(key, 0), int) or isinstance(record.get(key), bool):
+            return f"{key!r} is {record[key]!r}, not an integer"
+    if not isinstance(record.get("infra_error"), (str, type(None))):
+        return f"'infra_error' is {record['infra_error']!r}, not a string or null"
+    if not isinstance(record.get("messages"), (list, type(None))):
+        return f"'messages' is {type(record['messages']).__name__}, not a list or null"
+    return EpisodeResult.from_record(record)
 
 
 def _make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> Callable[[], gym.Env]:

@@ -1,0 +1,68 @@
+"""`orchestra eval` run folders under careless use and damage (issue 48): damaged trajectories
+files, resumes with another plan, two resumes at once, LLM runs resumed, strict JSON, episodes that
+depend only on their own seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestra_gym.cli import main
+
+TOOLSCALE = "ToolOrchestra-ToolScale-v0"
+
+
+def _eval(run: Path, *extra: str, agent: str = "oracle", episodes: int = 4) -> int:
+    return main(["eval", "--env", TOOLSCALE, "--agent", agent, "--episodes", str(episodes), "--output-dir", str(run),
+                 "--no-progress", *extra])
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> Path:
+    """A finished 4-episode oracle run folder (copied by the tests that change it)."""
+    run = tmp_path_factory.mktemp("played") / "run"
+    assert _eval(run) == 0
+    return run
+
+
+def _copy(run: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(run, to)
+    return to
+
+
+@pytest.mark.parametrize("damage,what", [
+    (b"[1, 2]", "a JSON list"),
+    (b"null", "a JSON null"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b"{\"seed\": \"7\", \"trial\": 0, \"info\": {}, \"task_id\": 1}", "'seed' is '7', not an integer"),
+    (b"{\"seed\": 1, \"trial\": 0, \"info\": [], \"task_id\": 1}", "'info' is [], not an object"),
+    (b"{\"seed\": 1, \"trial\": 0, \"task_id\": 1}", "no 'info' key"),
+    (b"{not json", "not JSON"),
+])
+def test_a_damaged_trajectories_line_is_rc_2_naming_file_and_line(played, tmp_path, capsys, damage, what):
+    run = _copy(played, tmp_path / "run")
+    path = run / "trajectories.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(2, damage)
+    path.write_bytes(b"\n".join(lines) + b"{\"torn")  # a torn last line too: that one alone is fine
+    before = path.read_bytes()
+    with pytest.raises(SystemExit) as e:
+        main(["eval", "--resume", str(run), "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert f"{path}, line 3: " in err and what in err, err
+    assert "Traceback" not in err
+    assert path.read_bytes() == before  # nothing rewritten, not even the torn line cut
+
+
+def test_a_torn_last_line_alone_is_dropped_and_replayed(played, tmp_path):
+    run = _copy(played, tmp_path / "run")
+    path = run / "trajectories.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:3]) + "\n" + lines[3][: len(lines[3]) // 2])
+    assert main(["eval", "--resume", str(run), "--no-progress"]) == 0
+    assert json.loads((run / "summary.json").read_text()) == json.loads((played / "summary.json").read_text())
