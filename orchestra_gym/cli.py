@@ -83,10 +83,13 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
     progress = not args.no_progress
     if args.resume:
         results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
-                                  max_retries=args.max_retries, progress=progress, stop=stop)
+                                  max_retries=args.max_retries, episodes=args.episodes, trials=args.trials,
+                                  seed=args.seed, progress=progress, stop=stop)
     else:
         if not args.agent:
             raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
+        args.seed = 0 if args.seed is None else args.seed
+        args.trials = 1 if args.trials is None else args.trials
         kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
         setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
         if setting is not None and args.env and args.env != setting.env_id:
@@ -233,9 +236,10 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
                    "policy:RUN_DIR: the run's env)")
     p.add_argument("--agent", help="random | oracle | cascade | expert-<k> | llm:<model id> (an OpenAI-compatible endpoint "
                    "of --models) | policy:RUN_DIR (a trained run, in its own setting); required unless --resume")
-    p.add_argument("--episodes", type=int, help="episodes (default 20); with --all-tasks the cap on tasks (0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--trials", type=int, default=1, help="plays of each task; pass^k is reported for k = 1..trials")
+    p.add_argument("--episodes", type=int, help="episodes (default 20); with --all-tasks the cap on tasks (0 = all); "
+                   "with --resume, --episodes/--trials may extend the run's plan")
+    p.add_argument("--seed", type=int, help="the first episode's seed (default 0); episode i is reset with seed + i")
+    p.add_argument("--trials", type=int, help="plays of each task (default 1); pass^k is reported for k = 1..trials")
     p.add_argument("--max-concurrency", type=int, default=1, help="episodes played at once (threads; each model's "
                    "max_concurrency of the models file still holds)")
     p.add_argument("--max-retries", type=int, help="extra plays of an episode hit by an infrastructure failure "

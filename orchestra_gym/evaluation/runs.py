@@ -32,7 +32,7 @@ from orchestra_gym.evaluation.records import EpisodeResult, jsonable, trajectory
 from orchestra_gym.evaluation.runner import EvaluationStopped, run_episodes
 from orchestra_gym.rewards import RewardLayout, is_solved
 
-__all__ = ["RunConfig", "evaluate", "resume", "regrade", "load_run", "run_summary", "RUN_FILE", "TRAJECTORIES_FILE",
+__all__ = ["RunConfig", "evaluate", "resume", "extend_plan", "regrade", "load_run", "run_summary", "RUN_FILE", "TRAJECTORIES_FILE",
            "SUMMARY_FILE"]
 
 RUN_FILE, TRAJECTORIES_FILE, SUMMARY_FILE = "run.json", "trajectories.jsonl", "summary.json"
@@ -266,6 +266,9 @@ def resume(
     agent: str | None = None,
     max_concurrency: int = 1,
     max_retries: int | None = None,
+    episodes: int | None = None,
+    trials: int | None = None,
+    seed: int | None = None,
     progress: bool = False,
     agents: Callable[[int], Agent] | None = None,
     stop: threading.Event | None = None,
@@ -277,21 +280,58 @@ def resume(
     Args:
         run_dir: the folder `evaluate` made. env_id, agent: when given, they must be the run's.
         max_concurrency: as `run_episodes`; max_retries: overrides the run's.
+        episodes, trials, seed: the plan, when given: the run's, or one that only extends it (more
+            episodes of one trial, or more trials of the same episodes: every stored episode keeps
+            its seed and trial), which ``run.json`` then records (`extend_plan`).
         progress, agents, stop: as `evaluate`.
 
     Raises:
         FileNotFoundError: not a run folder. ValueError: `env_id` or `agent` differ from the run's
-        (the message names both), or a damaged trajectories file. EvaluationStopped: as `evaluate`.
+        (the message names both), a plan that does not only extend the run's (the message names
+        the key), or a damaged trajectories file. EvaluationStopped: as `evaluate`.
     """
     root = Path(run_dir)
     cfg, done = load_run(root, repair=True)
+    plan = extend_plan(cfg, episodes=episodes, trials=trials, seed=seed)
     if (env_id is not None and env_id != cfg.env) or (agent is not None and agent != cfg.agent):
         raise ValueError(f"{root} is a run of env {cfg.env!r} with agent {cfg.agent!r}, not env {env_id or cfg.env!r} "
                          f"with agent {agent or cfg.agent!r}; resume it with its own --env/--agent or pick a new --output-dir")
-    if max_retries is not None and max_retries != cfg.max_retries:
-        cfg.max_retries = max_retries
+    if (max_retries is not None and max_retries != cfg.max_retries) or plan != cfg:
+        cfg = dataclasses.replace(plan, max_retries=cfg.max_retries if max_retries is None else max_retries)
         _write_json(root / RUN_FILE, cfg.to_dict())
     return _execute(cfg, root, done, agents=agents, max_concurrency=max_concurrency, progress=progress, stop=stop)
+
+
+def extend_plan(cfg: RunConfig, *, episodes: int | None = None, trials: int | None = None,
+                seed: int | None = None) -> RunConfig:
+    """`cfg` with the plan a resume asks for, when it only extends the run's plan.
+
+    The plan is trial by trial (`run_episodes`): episode i of the plan has seed ``seed + i``. A new
+    plan extends the old one when the old plan is its beginning: the same seed, and either the same
+    episodes with at least as many trials, or one trial with at least as many episodes (with
+    ``all_tasks``, 0 episodes means every task, the most there are).
+
+    Raises:
+        ValueError: a plan that changes what a stored episode is (another seed, fewer episodes or
+            trials, more episodes over several trials); the message names the key, both values and
+            the way on (the run's value, or a new --output-dir).
+    """
+    new = dataclasses.replace(cfg, episodes=cfg.episodes if episodes is None else int(episodes),
+                              trials=cfg.trials if trials is None else int(trials),
+                              seed=cfg.seed if seed is None else int(seed))
+    size = lambda e: float("inf") if (e == 0 and cfg.all_tasks) else e  # noqa: E731
+    differing = [k for k in ("seed", "episodes", "trials") if getattr(new, k) != getattr(cfg, k)]
+    extends = new.seed == cfg.seed and (
+        (size(new.episodes) == size(cfg.episodes) and new.trials >= cfg.trials)
+        or (new.trials == cfg.trials == 1 and size(new.episodes) >= size(cfg.episodes)))
+    if not extends:
+        key = differing[0] if new.seed != cfg.seed or len(differing) == 1 else "episodes"
+        why = ("more episodes of a run with several trials move every later trial's seeds" if key == "episodes"
+               and new.trials > 1 and size(new.episodes) > size(cfg.episodes) else "a resume only extends a run")
+        raise ValueError(f"--{key} {getattr(new, key)} differs from the run's {key} {getattr(cfg, key)} (run.json) and "
+                         f"{why}; resume with --{key} {getattr(cfg, key)} (or more, where that extends the run), or "
+                         "pick a new --output-dir")
+    return new
 
 
 def regrade(

@@ -66,3 +66,29 @@ def test_a_torn_last_line_alone_is_dropped_and_replayed(played, tmp_path):
     path.write_text("\n".join(lines[:3]) + "\n" + lines[3][: len(lines[3]) // 2])
     assert main(["eval", "--resume", str(run), "--no-progress"]) == 0
     assert json.loads((run / "summary.json").read_text()) == json.loads((played / "summary.json").read_text())
+
+
+def test_resume_with_more_episodes_or_trials_extends_the_run(played, tmp_path):
+    run = _copy(played, tmp_path / "run")
+    assert main(["eval", "--resume", str(run), "--episodes", "6", "--no-progress"]) == 0
+    whole = tmp_path / "whole"
+    assert _eval(whole, episodes=6) == 0
+    assert json.loads((run / "summary.json").read_text()) == json.loads((whole / "summary.json").read_text())
+    assert json.loads((run / "run.json").read_text())["episodes"] == 6
+    assert main(["eval", "--resume", str(run), "--trials", "2", "--no-progress"]) == 0
+    assert _eval(tmp_path / "two", "--trials", "2", episodes=6) == 0
+    assert (json.loads((run / "summary.json").read_text())
+            == json.loads((tmp_path / "two" / "summary.json").read_text()))
+    assert len((run / "trajectories.jsonl").read_text().splitlines()) == 12
+
+
+@pytest.mark.parametrize("flags,key", [(["--episodes", "2"], "episodes"), (["--seed", "3"], "seed"),
+                                       (["--trials", "2", "--episodes", "6"], "episodes")])
+def test_resume_with_a_plan_that_does_not_extend_the_run_is_refused(played, tmp_path, capsys, flags, key):
+    run = _copy(played, tmp_path / "run")
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    with pytest.raises(SystemExit) as e:
+        main(["eval", "--resume", str(run), *flags, "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"--{key} " in err and f"run's {key} " in err, err
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
