@@ -3,7 +3,8 @@
 A run folder holds ``run.json`` (`RunConfig`: env id and kwargs, agent, seed, episodes, trials,
 reset options, infra retries: everything that fixes the plan), ``trajectories.jsonl`` (one line per
 episode, appended and flushed as it ends: `orchestra_gym.evaluation.records.trajectory_line`) and
-``summary.json`` (`run_summary`, written atomically). `evaluate` makes one and plays it through the
+``summary.json`` (`run_summary`, written atomically); ``run.lock`` is held by the process
+writing the folder (`run_lock`), so two writers never play the same episodes. `evaluate` makes one and plays it through the
 runner (`orchestra_gym.evaluation.runner.run_episodes`), `resume` plays only what it lacks (the same
 summary as an uninterrupted run), `regrade` recomputes grades and the summary from the stored
 trajectories, `load_run` reads one back. A run stopped by a stop request
@@ -14,15 +15,18 @@ propagates; `resume` plays the rest.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import filelock
 import gymnasium as gym
 
 from orchestra_gym.agents import Agent, agent_factory, check_agent_name
@@ -36,6 +40,35 @@ __all__ = ["RunConfig", "evaluate", "resume", "extend_plan", "regrade", "load_ru
            "SUMMARY_FILE"]
 
 RUN_FILE, TRAJECTORIES_FILE, SUMMARY_FILE = "run.json", "trajectories.jsonl", "summary.json"
+LOCK_FILE, HOLDER_FILE = "run.lock", "run.lock.holder"  # the writer's lock and who holds it (pid, host)
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path):
+    """Hold the run folder's lock (``run.lock``, an OS file lock by `filelock`: released when the
+    process ends, also by ``kill -9``) while the block writes the folder; ``run.lock.holder`` says who
+    holds it (pid and host) for the message of a second writer.
+
+    Raises:
+        ValueError: another process holds the lock (the message names its pid and host).
+    """
+    lock = filelock.FileLock(str(run_dir / LOCK_FILE), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        try:
+            holder = (run_dir / HOLDER_FILE).read_text(encoding="utf-8").strip() or "unknown"
+        except OSError:
+            holder = "unknown"
+        raise ValueError(f"{run_dir} is being written by another orchestra eval ({holder}; lock {run_dir / LOCK_FILE}); "
+                         "wait for it to end (or stop it), then resume") from None
+    try:
+        (run_dir / HOLDER_FILE).write_text(f"pid {os.getpid()} on host {socket.gethostname()}\n", encoding="utf-8")
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            (run_dir / HOLDER_FILE).unlink()
+        lock.release()
 
 
 @dataclass
@@ -254,7 +287,12 @@ def evaluate(
             if kind not in ("llm", "policy"):
                 check_agent_name(agent)  # an unknown agent fails before the folder is made
         run_dir.mkdir(parents=True, exist_ok=True)
-        _write_json(run_dir / RUN_FILE, cfg.to_dict())
+        with run_lock(run_dir):
+            if (run_dir / RUN_FILE).exists():  # made meanwhile by another process
+                raise ValueError(f"{run_dir} already holds a run; continue it with --resume {run_dir}, or pick a new --output-dir")
+            _write_json(run_dir / RUN_FILE, cfg.to_dict())
+            return _execute(cfg, run_dir, (), agents=agents, max_concurrency=max_concurrency, progress=progress,
+                            keep_messages=keep_messages, stop=stop)
     return _execute(cfg, run_dir, (), agents=agents, max_concurrency=max_concurrency, progress=progress,
                     trajectories_path=trajectories_path, keep_messages=keep_messages, stop=stop)
 
@@ -288,9 +326,19 @@ def resume(
     Raises:
         FileNotFoundError: not a run folder. ValueError: `env_id` or `agent` differ from the run's
         (the message names both), a plan that does not only extend the run's (the message names
-        the key), or a damaged trajectories file. EvaluationStopped: as `evaluate`.
+        the key), a damaged trajectories file, or another process writing the folder (`run_lock`:
+        the message names its pid and host). EvaluationStopped: as `evaluate`.
     """
     root = Path(run_dir)
+    load_run(root)  # not a run folder, or a damaged one: said before the lock file is made
+    with run_lock(root):
+        return _resume(root, env_id, agent, max_concurrency, max_retries, episodes, trials, seed, progress, agents, stop)
+
+
+def _resume(root: Path, env_id: str | None, agent: str | None, max_concurrency: int, max_retries: int | None,
+            episodes: int | None, trials: int | None, seed: int | None, progress: bool,
+            agents: Callable[[int], Agent] | None, stop: threading.Event | None) -> tuple[list[EpisodeResult], dict[str, Any]]:
+    """`resume` under the run folder's lock."""
     cfg, done = load_run(root, repair=True)
     plan = extend_plan(cfg, episodes=episodes, trials=trials, seed=seed)
     if (env_id is not None and env_id != cfg.env) or (agent is not None and agent != cfg.agent):
@@ -361,9 +409,18 @@ def regrade(
         The new summary.
 
     Raises:
-        FileNotFoundError: not a run folder.
+        FileNotFoundError: not a run folder. ValueError: another process is writing the folder
+        (`run_lock`).
     """
     root = Path(run_dir)
+    load_run(root)
+    with run_lock(root):
+        return _regrade(root, env_kwargs, grader)
+
+
+def _regrade(root: Path, env_kwargs: Mapping[str, Any] | None,
+             grader: "Callable[[EpisodeResult], tuple[float, dict[str, Any]] | None] | None") -> dict[str, Any]:
+    """`regrade` under the run folder's lock."""
     cfg, results = load_run(root)
     qa_env = None
     if grader is None:

@@ -92,3 +92,33 @@ def test_resume_with_a_plan_that_does_not_extend_the_run_is_refused(played, tmp_
     err = capsys.readouterr().err
     assert e.value.code == 2 and f"--{key} " in err and f"run's {key} " in err, err
     assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+
+
+def test_a_second_resume_of_a_folder_being_written_is_refused_naming_the_holder(tmp_path, capsys):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.gym.test_cli_eval import ROOT, SLOW_EVAL
+
+    run = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_EVAL, "eval", "--env", TOOLSCALE, "--agent", "oracle",
+                             "--episodes", "12", "--output-dir", str(run), "--no-progress"], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "trajectories.jsonl").exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        for argv in (["eval", "--resume", str(run)], ["regrade", str(run)]):
+            with pytest.raises(SystemExit) as e:
+                main([*argv, "--no-progress"] if argv[0] == "eval" else argv)
+            err = capsys.readouterr().err
+            assert e.value.code == 2 and f"pid {proc.pid} on host " in err, err
+    finally:
+        proc.wait(timeout=120)
+    assert proc.returncode == 0
+    seeds = [json.loads(line)["seed"] for line in (run / "trajectories.jsonl").read_text().splitlines()]
+    assert sorted(seeds) == list(range(12))  # each episode played once
+    assert main(["eval", "--resume", str(run), "--no-progress"]) == 0  # the lock went with its holder
