@@ -18,7 +18,10 @@ in as one line on stderr.
 SIGINT (Ctrl-C) or SIGTERM stops a run cleanly (`orchestra_gym.evaluation.stop_on_signals`: no new
 episode, the ones in flight abandoned at their next step; a second signal stops at once): one line
 on stderr names what is kept and the ``--resume`` command, the run folder gets the partial
-``summary.json``, the exit code is 130.
+``summary.json``, the exit code is 130. Infrastructure failures (an endpoint down, a missing API key)
+are not task failures: the first one's cause is printed on stderr, and a run where no episode could be
+graded exits with code 1. Every JSON file a run writes is strict (null for an undefined mean, never
+``NaN``).
 
 ``orchestra regrade RUN_DIR`` recomputes grades and the summary from the stored trajectories
 (`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
@@ -37,8 +40,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from orchestra_gym.agents import agent_factory
-from orchestra_gym.evaluation import (EvaluationStopped, StopRequest, evaluate, format_qa_table, format_table, jsonable,
-                                      regrade, report, resume, stop_on_signals)
+from orchestra_gym.evaluation import (EpisodeResult, EvaluationStopped, StopRequest, evaluate, format_qa_table,
+                                      format_table, regrade, report, resume, stop_on_signals, strict_json)
 from orchestra_gym.registration import ENV_SPECS
 from orchestra_gym.setting import Setting
 
@@ -134,8 +137,24 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
     _print_summary(summary)
     if args.output_json:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output_json).write_text(json.dumps(jsonable(summary), indent=2))
-    return 0
+        Path(args.output_json).write_text(strict_json(summary, indent=2))
+    return _infra_exit(results)
+
+
+def _infra_exit(results: "list[EpisodeResult]") -> int:
+    """The exit code of a played run: 0, or 1 when no episode could be graded (every one an infra
+    failure); the first infrastructure cause is printed on stderr whenever there is one."""
+    failed = [r for r in results if r.infra_error is not None]
+    if not failed:
+        return 0
+    print(f"orchestra eval: first infrastructure failure (seed {failed[0].seed}): {failed[0].infra_error}",
+          file=sys.stderr)
+    if len(failed) < len(results):
+        return 0
+    print(f"orchestra eval: no episode could be graded ({len(failed)} of {len(results)} infra failures): fix the "
+          "endpoint or key named above, then play them again with --resume (an --output-dir run) or a new run",
+          file=sys.stderr)
+    return 1
 
 
 def _model_tools_line(env_id: str, models: object) -> str:

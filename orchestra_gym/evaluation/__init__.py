@@ -49,6 +49,7 @@ from orchestra_gym.evaluation.records import (
     TrajectoryWriter,
     is_infra,
     jsonable,
+    strict_json,
     trajectory_line,
 )
 from orchestra_gym.evaluation.report import MODEL_TOOLS, format_mix, format_qa_table, format_table, report, table1_row
@@ -105,6 +106,7 @@ __all__ = [
     "format_qa_table",
     "format_mix",
     "jsonable",
+    "strict_json",
     "MODEL_TOOLS",
     "ORCHESTRATOR_USAGE",
     "asked_moves",

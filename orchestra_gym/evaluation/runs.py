@@ -32,7 +32,7 @@ import gymnasium as gym
 from orchestra_gym.agents import Agent, agent_factory, check_agent_name
 from orchestra_gym.envs.qa import QAEnv
 from orchestra_gym.evaluation.metrics import pass_hat_ks, qa_metrics, summarize
-from orchestra_gym.evaluation.records import EpisodeResult, jsonable, trajectory_line
+from orchestra_gym.evaluation.records import EpisodeResult, jsonable, strict_json, trajectory_line
 from orchestra_gym.evaluation.runner import EvaluationStopped, run_episodes
 from orchestra_gym.rewards import RewardLayout, is_solved
 
@@ -212,9 +212,10 @@ def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult]
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    """Write JSON atomically (a temporary file, then rename), so a kill never leaves half a file."""
+    """Write strict JSON (`strict_json`: null for NaN) atomically (a temporary file, then rename), so a
+    kill never leaves half a file."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(jsonable(obj), indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(strict_json(obj, indent=2, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -122,3 +122,34 @@ def test_a_second_resume_of_a_folder_being_written_is_refused_naming_the_holder(
     seeds = [json.loads(line)["seed"] for line in (run / "trajectories.jsonl").read_text().splitlines()]
     assert sorted(seeds) == list(range(12))  # each episode played once
     assert main(["eval", "--resume", str(run), "--no-progress"]) == 0  # the lock went with its holder
+
+
+def _strict(text: str):
+    def refuse(name: str):
+        raise AssertionError(f"bare {name} in JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_an_llm_eval_failing_for_infrastructure_says_why_exits_1_and_writes_strict_json(tmp_path, capsys, monkeypatch):
+    from tests.servers import OpenAIServer
+
+    monkeypatch.delenv("ORCHESTRA_TEST_UNSET_KEY", raising=False)
+    with OpenAIServer(api_key="secret") as srv:
+        models = tmp_path / "models.toml"
+        models.write_text(f'[models.m]\nbase_url = "{srv.base_url}"\napi_key_env = "ORCHESTRA_TEST_UNSET_KEY"\n'
+                          'input_per_m = 1.0\noutput_per_m = 2.0\nmax_retries = 0\n')
+        run, out = tmp_path / "run", tmp_path / "summary.json"
+        rc = main(["eval", "--env", TOOLSCALE, "--agent", "llm:m", "--models", str(models), "--episodes", "2",
+                   "--env-kwargs", '{"models": null}', "--output-dir", str(run), "--output-json", str(out),
+                   "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert "first infrastructure failure (seed 0): orchestrator: environment variable ORCHESTRA_TEST_UNSET_KEY is not set" in err
+    assert "no episode could be graded (2 of 2 infra failures)" in err
+    for path in (run / "summary.json", out, run / "run.json"):
+        _strict(path.read_text())
+    summary = _strict((run / "summary.json").read_text())
+    assert summary["success_rate"] is None and summary["infra_failures"] == 2
+    for line in (run / "trajectories.jsonl").read_text().splitlines():
+        _strict(line)
