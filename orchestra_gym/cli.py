@@ -87,7 +87,8 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
     if args.resume:
         results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
                                   max_retries=args.max_retries, episodes=args.episodes, trials=args.trials,
-                                  seed=args.seed, progress=progress, stop=stop)
+                                  seed=args.seed, models=args.models, replace_models=args.replace_models,
+                                  progress=progress, stop=stop)
     else:
         if not args.agent:
             raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
@@ -130,7 +131,7 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
                 max_concurrency=args.max_concurrency, max_retries=args.max_retries or 0, output_dir=args.output_dir,
-                options=options, agents=lambda s: factory(s - args.seed), stop=stop,
+                options=options, agents=lambda s: factory(s - args.seed), stop=stop, models=args.models,
             )
         finally:
             factory.close()
@@ -279,6 +280,9 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
                    "refused for ToolScale, whose tasks are generated")
     p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
                    "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
+    p.add_argument("--replace-models", action="store_true", help="with --resume and --models: play the rest of the "
+                   "run with this models file although it differs from the one recorded in run.json (by default a "
+                   "resume plays with the recorded file, and refuses a different --models)")
     p.add_argument("--cache", help="SQLite record/replay cache of the llm: agent's requests (the env's model tools take "
                    "their own: --env-kwargs '{\"cache\": FILE}')")
     p.add_argument("--cache-mode", default="record-missing", choices=("off", "record", "replay", "record-missing"),

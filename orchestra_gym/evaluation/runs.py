@@ -40,6 +40,7 @@ __all__ = ["RunConfig", "evaluate", "resume", "extend_plan", "regrade", "load_ru
            "SUMMARY_FILE"]
 
 RUN_FILE, TRAJECTORIES_FILE, SUMMARY_FILE = "run.json", "trajectories.jsonl", "summary.json"
+MODELS_COPY = "models.recorded"  # + the file's suffix: run.json's models file, written out for the agent and env
 LOCK_FILE, HOLDER_FILE = "run.lock", "run.lock.holder"  # the writer's lock and who holds it (pid, host)
 
 
@@ -82,6 +83,9 @@ class RunConfig:
         max_retries: infra retries per episode (`run_episodes`).
         data: what the env plays, as its ``unwrapped.data_info`` reports it (tau2: benchmark,
             domain, data version, split, number of tasks); empty for envs that report nothing.
+        models: the models file the run plays with (``orchestra_gym.tools.models.models_file_record``:
+            path, sha256, text), empty for none: a resume uses this text, whatever the file holds now,
+            so the endpoints and prices never switch.
     """
 
     env: str
@@ -94,6 +98,7 @@ class RunConfig:
     options: dict[str, Any] = field(default_factory=dict)
     max_retries: int = 0
     data: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``run.json`` object."""
@@ -175,7 +180,12 @@ def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult]
              keep_messages: bool = False, stop: threading.Event | None = None) -> tuple[list[EpisodeResult], dict[str, Any]]:
     """Run `cfg` (skipping `done`), write the run folder's files, and summarize (also when stopped:
     the partial summary, then `EvaluationStopped` with it)."""
-    make = _make_env(cfg.env, cfg.env_kwargs)
+    env_kwargs, models = dict(cfg.env_kwargs), cfg.env_kwargs.get("models")
+    if run_dir is not None and cfg.models:  # the recorded models file, for the agent and the env's tools
+        models = _recorded_models(cfg, run_dir)
+        if env_kwargs.get("models") == cfg.models["path"]:
+            env_kwargs["models"] = str(models)
+    make = _make_env(cfg.env, env_kwargs)
     first = make()
     handed = [first]
     data_info = getattr(first.unwrapped, "data_info", None)
@@ -187,7 +197,7 @@ def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult]
         trajectories_path = run_dir / TRAJECTORIES_FILE
     factory = None
     if agents is None:  # the spec's agents (baselines, llm:<id> with the run's models file, registered kinds)
-        factory = agent_factory(cfg.agent, cfg.seed, cfg.env_kwargs.get("models"))
+        factory = agent_factory(cfg.agent, cfg.seed, models)
         agents = lambda s: factory(s - cfg.seed)  # noqa: E731  (episode index from its seed)
     try:
         results = run_episodes(
@@ -209,6 +219,17 @@ def _execute(cfg: RunConfig, run_dir: Path | None, done: Sequence[EpisodeResult]
     if run_dir is not None:
         _write_json(run_dir / SUMMARY_FILE, summary)
     return results, summary
+
+
+def _recorded_models(cfg: RunConfig, run_dir: Path) -> Path:
+    """run.json's models file written out in the run folder (checked against its sha256)."""
+    from orchestra_gym.tools.models import load_models_record
+
+    load_models_record(cfg.models)
+    path = run_dir / (MODELS_COPY + (Path(cfg.models["path"]).suffix or ".toml"))
+    if not path.is_file() or path.read_text(encoding="utf-8") != cfg.models["text"]:
+        path.write_text(cfg.models["text"], encoding="utf-8")
+    return path
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -249,6 +270,7 @@ def evaluate(
     agents: Callable[[int], Agent] | None = None,
     keep_messages: bool = False,
     stop: threading.Event | None = None,
+    models: str | os.PathLike[str] | None = None,
 ) -> tuple[list[EpisodeResult], dict[str, Any]]:
     """An agent on a registered env: `run_episodes` then the metrics (``orchestra eval``).
 
@@ -264,6 +286,9 @@ def evaluate(
         output_dir: a new run folder: ``run.json`` (`RunConfig`), ``trajectories.jsonl`` (one line
             per episode as it ends) and ``summary.json``; `resume` continues it.
         agents: ``seed -> agent``, instead of the spec's `agent_factory`.
+        models: the models file of the run (the ``llm:`` agent's endpoint, and the env's model tools
+            where ``env_kwargs["models"]`` names the same file): recorded in ``run.json`` (path, sha256,
+            text), so that `resume` plays with the same endpoints and prices.
 
     Returns:
         ``(results, summary)``: `run_summary` (`summarize` plus ``env``, ``agent``, ``seed``,
@@ -276,6 +301,12 @@ def evaluate(
             their summary (also in the exception's ``summary``), `resume` plays the rest.
     """
     cfg = RunConfig(env_id, agent, dict(env_kwargs or {}), seed, episodes, all_tasks, trials, dict(options or {}), max_retries)
+    if models is None and isinstance(cfg.env_kwargs.get("models"), (str, os.PathLike)):
+        models = cfg.env_kwargs["models"]
+    if models is not None and output_dir is not None:
+        from orchestra_gym.tools.models import models_file_record
+
+        cfg.models = models_file_record(models)
     run_dir = None
     if output_dir is not None:
         if trajectories_path is not None:
@@ -308,6 +339,8 @@ def resume(
     episodes: int | None = None,
     trials: int | None = None,
     seed: int | None = None,
+    models: str | os.PathLike[str] | None = None,
+    replace_models: bool = False,
     progress: bool = False,
     agents: Callable[[int], Agent] | None = None,
     stop: threading.Event | None = None,
@@ -322,6 +355,9 @@ def resume(
         episodes, trials, seed: the plan, when given: the run's, or one that only extends it (more
             episodes of one trial, or more trials of the same episodes: every stored episode keeps
             its seed and trial), which ``run.json`` then records (`extend_plan`).
+        models: a models file: it must be the one ``run.json`` recorded (same text), unless
+            `replace_models` (then it is recorded and played from here on). Without it the recorded
+            text is used, whatever the file holds now.
         progress, agents, stop: as `evaluate`.
 
     Raises:
@@ -333,15 +369,30 @@ def resume(
     root = Path(run_dir)
     load_run(root)  # not a run folder, or a damaged one: said before the lock file is made
     with run_lock(root):
-        return _resume(root, env_id, agent, max_concurrency, max_retries, episodes, trials, seed, progress, agents, stop)
+        return _resume(root, env_id, agent, max_concurrency, max_retries, episodes, trials, seed, models, replace_models,
+                       progress, agents, stop)
 
 
 def _resume(root: Path, env_id: str | None, agent: str | None, max_concurrency: int, max_retries: int | None,
-            episodes: int | None, trials: int | None, seed: int | None, progress: bool,
-            agents: Callable[[int], Agent] | None, stop: threading.Event | None) -> tuple[list[EpisodeResult], dict[str, Any]]:
+            episodes: int | None, trials: int | None, seed: int | None, models: Any, replace_models: bool,
+            progress: bool, agents: Callable[[int], Agent] | None,
+            stop: threading.Event | None) -> tuple[list[EpisodeResult], dict[str, Any]]:
     """`resume` under the run folder's lock."""
     cfg, done = load_run(root, repair=True)
     plan = extend_plan(cfg, episodes=episodes, trials=trials, seed=seed)
+    if models is not None:
+        from orchestra_gym.tools.models import models_file_record
+
+        record = models_file_record(models)
+        if cfg.models and record["sha256"] != cfg.models.get("sha256") and not replace_models:
+            raise ValueError(f"--models {models} differs from the file this run played with ({cfg.models['path']}, "
+                             f"sha256 {cfg.models['sha256'][:12]}..., recorded in {root / RUN_FILE}; this one: "
+                             f"{record['sha256'][:12]}...); drop --models to resume with the recorded one, or add "
+                             "--replace-models to play the rest with this one")
+        if replace_models or not cfg.models:
+            if cfg.env_kwargs.get("models") == cfg.models.get("path", models):
+                plan.env_kwargs = {**plan.env_kwargs, "models": str(models)}
+            plan.models = record
     if (env_id is not None and env_id != cfg.env) or (agent is not None and agent != cfg.agent):
         raise ValueError(f"{root} is a run of env {cfg.env!r} with agent {cfg.agent!r}, not env {env_id or cfg.env!r} "
                          f"with agent {agent or cfg.agent!r}; resume it with its own --env/--agent or pick a new --output-dir")

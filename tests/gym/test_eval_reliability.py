@@ -153,3 +153,43 @@ def test_an_llm_eval_failing_for_infrastructure_says_why_exits_1_and_writes_stri
     assert summary["success_rate"] is None and summary["infra_failures"] == 2
     for line in (run / "trajectories.jsonl").read_text().splitlines():
         _strict(line)
+
+
+def _orchestrator(srv) -> None:
+    srv.responder = lambda body: {"tool_calls": [{"name": "call_expert", "arguments": {"expert": "expert-1"}}],
+                                  "usage": (100, 10)}
+
+
+def test_an_llm_run_resumes_with_its_recorded_models_file_and_never_switches_endpoints(tmp_path, capsys):
+    """The model id ``gpt-5`` is also in the shipped models file: a resume must still play this run's
+    endpoint and prices (the recorded file), also after the file on disk was edited or deleted."""
+    from tests.servers import OpenAIServer
+
+    with OpenAIServer() as first, OpenAIServer() as other:
+        _orchestrator(first)
+        _orchestrator(other)
+        models = tmp_path / "my models.toml"
+        text = f'[models."gpt-5"]\nbase_url = "{first.base_url}"\ninput_per_m = 1.0\noutput_per_m = 2.0\n'
+        models.write_text(text)
+        run = tmp_path / "run"
+        common = ["--env-kwargs", '{"models": null, "max_turns": 2}', "--no-progress"]
+        assert main(["eval", "--env", TOOLSCALE, "--agent", "llm:gpt-5", "--models", str(models), "--episodes", "2",
+                     "--output-dir", str(run), *common]) == 0
+        recorded = json.loads((run / "run.json").read_text())["models"]
+        assert recorded["text"] == text and recorded["path"] == str(models) and len(recorded["sha256"]) == 64
+        sent = first.count
+        models.write_text(text.replace(first.base_url, other.base_url))  # the file changed since
+        with pytest.raises(SystemExit) as e:
+            main(["eval", "--resume", str(run), "--episodes", "3", "--models", str(models), "--no-progress"])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and "differs from the file this run played with" in err and "--replace-models" in err
+        models.unlink()
+        assert main(["eval", "--resume", str(run), "--episodes", "3", "--no-progress"]) == 0  # the printed command
+        assert first.count > sent and other.count == 0  # the recorded endpoint, not the shipped gpt-5's
+        models.write_text(text.replace(first.base_url, other.base_url))
+        assert main(["eval", "--resume", str(run), "--episodes", "4", "--models", str(models), "--replace-models",
+                     "--no-progress"]) == 0
+        assert other.count > 0
+    s = json.loads((run / "summary.json").read_text())
+    assert s["episodes"] == 4 and s["mean_orchestrator_cost_usd"] == pytest.approx(s["mean_turns"] * (100 + 20) * 1e-6)
+    assert json.loads((run / "run.json").read_text())["models"]["text"] != text  # the replacement is recorded
