@@ -99,8 +99,6 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
         if setting is not None and args.env and args.env != setting.env_id:
             raise ValueError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
                              "drop --env (or --setting-of)")
-        if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
-            kwargs.setdefault("models", args.models)
         factory = agent_factory(args.agent, args.seed, models=args.models, cache=args.cache, cache_mode=args.cache_mode)
         try:
             own, source = setting, f"--setting-of {args.setting_of}"
@@ -111,10 +109,15 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
             if args.data_path:
                 kwargs[_data_keyword(env_id)] = args.data_path
+            own_models = bool(args.models) and "models" not in kwargs  # --env-kwargs names none
             if own is not None and own.env_id == env_id:
                 kwargs, options = {**own.env_kwargs, **kwargs}, dict(own.reset_options)
             else:
                 source = "the env's defaults"
+            if own_models and kwargs.get("expert_pool") is None:
+                # the env's model tools too, unless --env-kwargs names its own (null: simulated); an expert
+                # pool's experts are simulated profiles: the file then serves the llm: agent only
+                kwargs["models"] = args.models
             if setting is None and factory.env_id is not None and factory.env_id != env_id:
                 print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
                       file=sys.stderr)
@@ -125,8 +128,8 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
             extra = f" and {', '.join(given)}" if given else ""
             print(f"orchestra eval: setting: {Setting(env_id, kwargs, options).describe()} ({source}{extra})",
                   file=sys.stderr)
-            if kwargs.get("models") is not None:  # a models file: which of the env's model tools it makes real
-                print(f"orchestra eval: {_model_tools_line(env_id, kwargs['models'])}", file=sys.stderr)
+            if kwargs.get("models") is not None or (args.models and kwargs.get("expert_pool") is not None):
+                print(f"orchestra eval: {_model_tools_line(env_id, kwargs)}", file=sys.stderr)
             results, summary = evaluate(
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
@@ -158,15 +161,29 @@ def _infra_exit(results: "list[EpisodeResult]") -> int:
     return 1
 
 
-def _model_tools_line(env_id: str, models: object) -> str:
-    """One line naming the env's model tools that are real (named by the models file) and simulated.
+def _model_tools_line(env_id: str, kwargs: dict) -> str:
+    """One line naming the env's model tools (with `kwargs`, its ``gym.make`` keywords) that are real
+    (named by the models file ``kwargs["models"]``) and simulated. An expert pool (``expert_pool``)
+    offers its own experts (the training ones, or all with ``held_out_experts`` include / only), all
+    simulated.
 
     Raises:
         ModelsFileError: a models file that cannot be read (with the hint to keep the tools simulated).
+        KeyError: an unknown expert pool.
     """
     from orchestra_gym.registration import EnvFactory
     from orchestra_gym.tools.models import ModelsConfig, load_models
 
+    if kwargs.get("expert_pool") is not None:
+        from orchestra_gym.tools.pools import get_pool
+
+        pool = get_pool(kwargs["expert_pool"])
+        offered = list(pool.train_names)
+        if kwargs.get("held_out_experts", "exclude") != "exclude":
+            offered += list(pool.held_out_names)
+        return (f"model tools: real none; simulated {', '.join(offered)} (expert pool {pool.name!r}: the experts "
+                "offered are drawn from these each episode; the models file serves the llm: agent only)")
+    models = kwargs.get("models")
     entry = gym.spec(env_id).entry_point
     ids = tuple(getattr(entry.env_class(), "MODEL_TOOL_IDS", ())) if isinstance(entry, EnvFactory) else ()
     if not ids:

@@ -193,3 +193,24 @@ def test_an_llm_run_resumes_with_its_recorded_models_file_and_never_switches_end
     s = json.loads((run / "summary.json").read_text())
     assert s["episodes"] == 4 and s["mean_orchestrator_cost_usd"] == pytest.approx(s["mean_turns"] * (100 + 20) * 1e-6)
     assert json.loads((run / "run.json").read_text())["models"]["text"] != text  # the replacement is recorded
+
+
+def test_an_llm_orchestrator_plays_a_pool_env_and_the_tools_line_names_the_pools_experts(tmp_path, capsys):
+    from orchestra_gym.tools.pools import get_pool
+    from tests.servers import OpenAIServer
+
+    pool = get_pool("tradeoffs")
+    with OpenAIServer() as srv:
+        first = pool.train_names[0]
+        srv.responder = lambda body: {"tool_calls": [{"name": "call_expert", "arguments": {"expert": first}}]}
+        models = tmp_path / "models.toml"
+        models.write_text(f'[models.orch]\nbase_url = "{srv.base_url}"\ninput_per_m = 1.0\noutput_per_m = 2.0\n')
+        rc = main(["eval", "--env", TOOLSCALE, "--agent", "llm:orch", "--models", str(models), "--episodes", "2",
+                   "--env-kwargs", '{"expert_pool": "tradeoffs", "max_turns": 2}', "--output-dir",
+                   str(tmp_path / "run"), "--no-progress"])
+        assert srv.count > 0
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    line = next(x for x in err.splitlines() if "model tools:" in x)
+    assert f"simulated {', '.join(pool.train_names)} (expert pool 'tradeoffs'" in line, line
+    assert "expert-1" not in line
