@@ -94,7 +94,7 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
             raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
         args.seed = 0 if args.seed is None else args.seed
         args.trials = 1 if args.trials is None else args.trials
-        kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+        kwargs = _json_object("--env-kwargs", args.env_kwargs)
         setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
         if setting is not None and args.env and args.env != setting.env_id:
             raise ValueError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
@@ -122,7 +122,7 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
                       file=sys.stderr)
             if args.reset_options:  # e.g. a trained run's setting for an LLM agent (tools exposed, preference)
-                options = {**options, **json.loads(args.reset_options)}
+                options = {**options, **_json_object("--reset-options", args.reset_options)}
             given = [f for f, v in (("--env-kwargs", args.env_kwargs), ("--reset-options", args.reset_options),
                                     ("--data-path", args.data_path), ("--models", args.models)) if v]
             extra = f" and {', '.join(given)}" if given else ""
@@ -159,6 +159,26 @@ def _infra_exit(results: "list[EpisodeResult]") -> int:
           "endpoint or key named above, then play them again with --resume (an --output-dir run) or a new run",
           file=sys.stderr)
     return 1
+
+
+def _json_object(flag: str, text: str | None) -> dict:
+    """A flag's JSON object ({} when not given).
+
+    Raises:
+        ConfigError: not JSON, or JSON that is not an object (names the flag, the error and the fix).
+    """
+    from orchestra_gym.errors import ConfigError
+
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{flag}: not JSON ({e}): {text!r}; fix: a JSON object in single quotes, e.g. "
+                          f"{flag} '{{\"max_turns\": 6}}'") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} must be a JSON object, got {text!r}; fix: e.g. {flag} '{{\"max_turns\": 6}}'")
+    return value
 
 
 def _model_tools_line(env_id: str, kwargs: dict) -> str:
@@ -210,7 +230,7 @@ def _print_summary(summary: dict) -> None:
 
 
 def _regrade(args: argparse.Namespace) -> int:
-    summary = regrade(args.run_dir, env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else None)
+    summary = regrade(args.run_dir, env_kwargs=_json_object("--env-kwargs", args.env_kwargs))
     _print_summary(summary)
     return 0
 

@@ -214,3 +214,26 @@ def test_an_llm_orchestrator_plays_a_pool_env_and_the_tools_line_names_the_pools
     line = next(x for x in err.splitlines() if "model tools:" in x)
     assert f"simulated {', '.join(pool.train_names)} (expert pool 'tradeoffs'" in line, line
     assert "expert-1" not in line
+
+
+@pytest.mark.parametrize("kwargs,msg", [('{"max_turns": "six"}', "max_turns must be an integer >= 1, got 'six'"),
+                                        ('{"max_errors": true}', "max_errors must be an integer >= 1, got True"),
+                                        ("{max_turns: 6}", "--env-kwargs: not JSON (Expecting property name"),
+                                        ("[6]", "--env-kwargs must be a JSON object, got '[6]'")])
+def test_bad_env_kwargs_are_one_line_naming_the_key_or_the_flag(tmp_path, capsys, kwargs, msg):
+    with pytest.raises(SystemExit) as e:
+        main(["eval", "--env", TOOLSCALE, "--agent", "oracle", "--episodes", "1", "--env-kwargs", kwargs,
+              "--output-dir", str(tmp_path / "run"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and msg in err and len(err.strip().splitlines()) <= 2, err
+    assert "Traceback" not in err
+
+
+def test_max_turns_of_the_wrong_type_is_a_config_error():
+    import gymnasium as gym
+
+    from orchestra_gym.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"max_turns must be an integer >= 1, got 'six'"):
+        gym.make(TOOLSCALE, max_turns="six")
+    assert gym.make(TOOLSCALE, max_turns=6.0).unwrapped.max_turns == 6
