@@ -237,3 +237,15 @@ def test_max_turns_of_the_wrong_type_is_a_config_error():
     with pytest.raises(ConfigError, match=r"max_turns must be an integer >= 1, got 'six'"):
         gym.make(TOOLSCALE, max_turns="six")
     assert gym.make(TOOLSCALE, max_turns=6.0).unwrapped.max_turns == 6
+
+
+def test_a_frames_eval_draws_distinct_tasks(tmp_path):
+    from tests.gym.tasks.test_frames import synthetic_rows, write
+
+    base = synthetic_rows()[0]
+    frames = write(tmp_path / "frames.csv", [dict(base, id=str(i), Prompt=f"Question {i}?") for i in range(24)])
+    run = tmp_path / "run"
+    assert main(["eval", "--env", "ToolOrchestra-FRAMES-v0", "--agent", "oracle", "--data-path", str(frames),
+                 "--episodes", "20", "--seed", "7", "--output-dir", str(run), "--no-progress"]) == 0
+    ids = [json.loads(line)["task_id"] for line in (run / "trajectories.jsonl").read_text().splitlines()]
+    assert len(ids) == 20 and len(set(ids)) == 20  # without replacement: App. L pairs runs by task
