@@ -249,3 +249,21 @@ def test_a_frames_eval_draws_distinct_tasks(tmp_path):
                  "--episodes", "20", "--seed", "7", "--output-dir", str(run), "--no-progress"]) == 0
     ids = [json.loads(line)["task_id"] for line in (run / "trajectories.jsonl").read_text().splitlines()]
     assert len(ids) == 20 and len(set(ids)) == 20  # without replacement: App. L pairs runs by task
+
+
+@pytest.mark.parametrize("agent", ["random", "delegating", "random-offered"])
+def test_a_resumed_sampling_agent_run_equals_the_uninterrupted_one_episode_for_episode(tmp_path, agent):
+    """Each episode depends only on its seed and trial (agent and env RNG derived from them), never
+    on what ran before it in the process; the trained policy's case is tests/jax/test_policy_agent_resume.py."""
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    assert _eval(whole, "--trials", "2", agent=agent, episodes=4) == 0
+    assert _eval(part, "--trials", "1", agent=agent, episodes=3) == 0  # interrupted, then extended by resumes
+    assert main(["eval", "--resume", str(part), "--episodes", "4", "--no-progress"]) == 0
+    assert main(["eval", "--resume", str(part), "--trials", "2", "--no-progress"]) == 0
+
+    def episodes(run: Path) -> dict:
+        lines = [json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()]
+        return {(r["seed"], r["trial"]): (r["task_id"], r["messages"], r["reward_vector"]) for r in lines}
+
+    assert episodes(part) == episodes(whole)
+    assert json.loads((part / "summary.json").read_text()) == json.loads((whole / "summary.json").read_text())
