@@ -142,7 +142,11 @@ def strict_json(x: Any, **dumps_kwargs: Any) -> str:
             return [finite(w) for w in v]
         return v
 
-    return json.dumps(finite(jsonable(x)), allow_nan=False, **dumps_kwargs)
+    plain = jsonable(x)
+    try:  # the common case, without a walk over the value: nothing non-finite
+        return json.dumps(plain, allow_nan=False, **dumps_kwargs)
+    except ValueError:
+        return json.dumps(finite(plain), allow_nan=False, **dumps_kwargs)
 
 
 def is_infra(x: Outcome) -> bool:
