@@ -1,4 +1,5 @@
-"""`orchestra eval`, `regrade`, `report` and `envs`: argument parsing and printing only (no JAX import).
+"""The `orchestra` console script: `eval`, `regrade`, `report`, `serve` and `envs` (argument parsing and printing
+only; no JAX import), and the commands other distributions add through entry points (below).
 
 ``orchestra eval --env ID --agent NAME --episodes N --seed S [--trials K] [--max-concurrency N]
 [--max-retries R] [--output-dir RUN_DIR] [--output-json PATH] [--trajectories PATH]
@@ -27,25 +28,45 @@ graded exits with code 1. Every JSON file a run writes is strict (null for an un
 (`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
 [--out DIR]`` writes the paper's tables as Markdown and the accuracy-cost plane as a PNG
 (`orchestra_gym.evaluation.report`).
+
+This module is the `orchestra` console script. Other distributions add to it through two entry-point
+groups (`importlib.metadata`, declared in their ``pyproject.toml``), so that this package never imports
+them: ``orchestra.commands`` (``name = "module:main [extra]"``, a function ``main(argv) -> int``; the
+trainer's ``train``, ``sft`` and ``export``) and ``orchestra.agent_kinds`` (``name = "module:builder
+[extra]"``, ``builder(argument, seed, models) -> AgentFactory`` for ``--agent NAME:ARGUMENT``; the
+trainer's ``policy:RUN_DIR``). An entry point is loaded only when its command or agent kind is used; when
+its extra is not installed, the command is one line naming the extra and exit code 2 (the environments,
+``eval``, ``report`` and ``serve`` need no JAX). Any `OrchestraError` is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
+import re
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
-from orchestra_gym.agents import agent_factory
+from orchestra_gym.agents import agent_factory, register_agent_kind
+from orchestra_gym.errors import ConfigError, DependencyNotInstalled, OrchestraError
 from orchestra_gym.evaluation import (EpisodeResult, EvaluationStopped, StopRequest, evaluate, format_qa_table,
                                       format_table, regrade, report, resume, stop_on_signals, strict_json)
 from orchestra_gym.registration import ENV_SPECS
 from orchestra_gym.setting import Setting
 
-__all__ = ["main", "add_subcommands", "run_command"]
+__all__ = ["main", "add_subcommands", "run_command", "plugins", "load_plugin", "missing_requirements",
+           "COMMANDS_GROUP", "AGENT_KINDS_GROUP"]
+
+#: Entry-point group of extra `orchestra` subcommands: ``name = "module:main [extra]"``, ``main(argv) -> int``.
+COMMANDS_GROUP = "orchestra.commands"
+#: Entry-point group of extra agent kinds: ``name = "module:builder [extra]"`` for ``--agent name:ARGUMENT``.
+AGENT_KINDS_GROUP = "orchestra.agent_kinds"
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -57,7 +78,7 @@ def _eval(args: argparse.Namespace) -> int:
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             if not args.models or "models file" not in str(msg):
                 raise
-            raise ValueError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
+            raise ConfigError(f"{msg} (the env's model tools stay simulated with --env-kwargs '{{\"models\": null}}'; "
                              f"format: orchestra_gym/tools/models_default.toml)") from None
         except EvaluationStopped as e:
             print(_stopped_line(args, e), file=sys.stderr)
@@ -91,13 +112,13 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                                   progress=progress, stop=stop)
     else:
         if not args.agent:
-            raise ValueError("--agent is required (or --resume RUN_DIR to continue a run)")
+            raise ConfigError("--agent is required (or --resume RUN_DIR to continue a run)")
         args.seed = 0 if args.seed is None else args.seed
         args.trials = 1 if args.trials is None else args.trials
         kwargs = _json_object("--env-kwargs", args.env_kwargs)
         setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
         if setting is not None and args.env and args.env != setting.env_id:
-            raise ValueError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
+            raise ConfigError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
                              "drop --env (or --setting-of)")
         factory = agent_factory(args.agent, args.seed, models=args.models, cache=args.cache, cache_mode=args.cache_mode)
         try:
@@ -106,7 +127,7 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 own, source = Setting(factory.env_id, factory.env_kwargs, factory.reset_options), f"{args.agent}'s own"
             env_id, options = args.env or (own.env_id if own else None), {}
             if env_id is None:
-                raise ValueError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
+                raise ConfigError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
             if args.data_path:
                 kwargs[_data_keyword(env_id)] = args.data_path
             own_models = bool(args.models) and "models" not in kwargs  # --env-kwargs names none
@@ -167,8 +188,6 @@ def _json_object(flag: str, text: str | None) -> dict:
     Raises:
         ConfigError: not JSON, or JSON that is not an object (names the flag, the error and the fix).
     """
-    from orchestra_gym.errors import ConfigError
-
     if not text:
         return {}
     try:
@@ -251,12 +270,14 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from orchestra_gym.serving.server import serve
     except ImportError as e:
-        raise RuntimeError(f"orchestra serve needs openenv ({e}); fix: pip install 'orchestra[serve]'") from None
+        raise DependencyNotInstalled(f"orchestra serve needs openenv ({e}); install the serve extra from the clone: "
+                                     f"pip install -e \".[serve]\"") from None
     kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if not isinstance(kwargs, dict):
-        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+        raise ConfigError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
     serve(args.env, kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
-          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in)
+          idle_timeout_s=args.idle_timeout, token=args.token, workers=args.workers, step_in=args.step_in,
+          max_body_bytes=args.max_body_bytes, request_timeout_s=args.request_timeout)
     return 0
 
 
@@ -267,7 +288,6 @@ def _data_keyword(env_id: str) -> str:
     Raises:
         ConfigError: the env takes no data location (ToolScale generates its tasks).
     """
-    from orchestra_gym.errors import ConfigError
     from orchestra_gym.registration import EnvFactory, accepted_kwargs
 
     if env_id not in ENV_SPECS:
@@ -343,9 +363,15 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     v.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     v.add_argument("--port", type=int, default=8000)
     v.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions at most (one env each)")
-    v.add_argument("--idle-timeout", type=float, default=600.0, help="seconds after which an idle session is reaped")
+    v.add_argument("--idle-timeout", type=float, default=600.0,
+                   help="seconds without a message after which a session is closed with its env")
+    v.add_argument("--max-body-bytes", type=int, default=1 << 20,
+                   help="an HTTP body or WebSocket message at most (default 1 MiB; 413 / close 1009 beyond)")
+    v.add_argument("--request-timeout", type=float, default=30.0,
+                   help="seconds a client has to send a whole HTTP request before it is dropped")
     v.add_argument("--token", default=os.environ.get("ORCHESTRA_SERVE_TOKEN"),
-                   help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open)")
+                   help="bearer token every request must carry (default $ORCHESTRA_SERVE_TOKEN; none: open; "
+                        "an empty one is refused)")
     v.add_argument("--workers", type=int, default=1, help="server processes (sessions spread over them)")
     v.add_argument("--step-in", choices=["thread", "loop"], default="thread",
                    help="run each step in its session's thread (default: a slow tool holds only its session) or "
@@ -355,10 +381,84 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
     q.set_defaults(func=_envs)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m orchestra_gym.cli`` (the `orchestra` script adds train/sft)."""
-    parser = argparse.ArgumentParser(prog="orchestra")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
+def plugins(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed entry points of `group` (`COMMANDS_GROUP`, `AGENT_KINDS_GROUP`), by name; none are loaded."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
+
+
+def missing_requirements(ep: importlib.metadata.EntryPoint) -> list[str]:
+    """The distributions of `ep`'s extras (``[jax]`` in ``"module:attr [jax]"``) that are not installed, from
+    its distribution's requirements (``Requires-Dist: jax>=0.7; extra == "jax"``); [] when all are."""
+    if not ep.extras or ep.dist is None:
+        return []
+    missing = []
+    for req in ep.dist.requires or []:
+        name, _, marker = req.partition(";")
+        extras = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if not any(x in ep.extras for x in extras):
+            continue
+        dist = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", name).group(1)
+        try:
+            importlib.metadata.distribution(dist)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(dist)
+    return missing
+
+
+def load_plugin(ep: importlib.metadata.EntryPoint | Callable[..., Any], what: str) -> Callable[..., Any]:
+    """The object an entry point names (a callable given directly is returned as is); `what` opens the error
+    message (e.g. ``"agent kind 'policy'"``; empty: the message starts with "needs").
+
+    Raises:
+        DependencyNotInstalled: `ep`'s extra is not installed (names the extra and the install command from the
+            clone), or loading it fails for a missing module.
+    """
+    if not isinstance(ep, importlib.metadata.EntryPoint):
+        return ep
+    extra, who = ",".join(ep.extras) or "all", f"{what} " if what else ""
+    hint = (f"install the {extra} extra from the clone of {ep.dist.name if ep.dist else 'the project'}: "
+            f"pip install -e \".[{extra}]\"")
+    missing = missing_requirements(ep)
+    if missing:
+        raise DependencyNotInstalled(f"{who}needs the {extra} extra ({', '.join(missing)} not installed); {hint}")
+    try:
+        return ep.load()
+    except ModuleNotFoundError as e:
+        raise DependencyNotInstalled(f"{who}needs {e.name}, which is not installed; {hint}") from None
+
+
+def _agent_kind(name: str, ep: importlib.metadata.EntryPoint | Callable[..., Any]) -> Callable[..., Any]:
+    """A builder of ``--agent name:ARGUMENT`` that loads `ep` only when such an agent is asked for."""
+    def build(argument: str, seed: int, models: Any) -> Any:
+        return load_plugin(ep, f"agent kind {name!r}")(argument, seed, models)
+    return build
+
+
+def main(argv: list[str] | None = None, *, commands: Mapping[str, Callable[[list[str]], int]] | None = None,
+         agent_kinds: Mapping[str, Callable[..., Any]] | None = None) -> int:
+    """The `orchestra` console script: ``eval``, ``regrade``, ``report``, ``serve``, ``envs``, and the commands and
+    agent kinds of the entry-point groups (`COMMANDS_GROUP`, `AGENT_KINDS_GROUP`) or of `commands` / `agent_kinds`
+    (given ones win; `orchestra_jax.cli.main` passes the trainer's, so it runs without installed metadata).
+
+    Returns the exit code; a user error exits 2 with one line on stderr (a plugin command: returns 2)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra_commands: dict[str, Any] = {**plugins(COMMANDS_GROUP), **(commands or {})}
+    for name, ep in {**plugins(AGENT_KINDS_GROUP), **(agent_kinds or {})}.items():
+        register_agent_kind(name, _agent_kind(name, ep), "arg")
+    if argv and argv[0] in extra_commands:
+        prog = f"orchestra {argv[0]}"
+        try:
+            return int(load_plugin(extra_commands[argv[0]], "")(argv[1:]))
+        except OrchestraError as e:
+            print(f"{prog}: {e}", file=sys.stderr)
+            return 2
+    parser = argparse.ArgumentParser(prog="orchestra", description="ToolOrchestra environments and trainer")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_subcommands(sub)
+    for name, ep in extra_commands.items():
+        where = (f" (from {ep.module}" + (f", the {','.join(ep.extras)} extra)" if ep.extras else ")")
+                 if isinstance(ep, importlib.metadata.EntryPoint) else "")
+        sub.add_parser(name, help=f"see orchestra {name} --help{where}")
     args = parser.parse_args(argv)
     return run_command(args, parser)
 
@@ -368,7 +468,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     stderr and exit code 2, not a traceback."""
     try:
         return int(args.func(args))
-    except (ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:
+    except (OrchestraError, ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         parser.exit(2, f"{parser.prog} {args.command}: error: {msg}\n")
 

@@ -99,6 +99,10 @@ class OrchestraEnv(gym.Env[str, str]):
             ``{"tool", "field", "problem"}`` (a call the tool refused, such as ``call_expert`` with
             ``{"model": "expert-2"}``, included); argument_error_turns: steps so far with at least
             one (float; apart from parse_errors, so ``max_errors`` is not spent on them).
+        tool_errors: tool calls so far whose tool failed (float): an error result (an endpoint
+            down after its retries, a domain tool's refusal, the sandbox's timeout, memory limit,
+            kill or full disk, a tool bug), or a model tool whose code failed in the sandbox
+            (``metadata["sandbox_error"]``). Unknown tools count in parse_errors instead.
         turn: turns taken (float). preference: the preference vector as a dict.
         new_messages: the messages this step added, as dicts (role, content, ...), for policies
             that render their own chat template.
@@ -255,6 +259,7 @@ class OrchestraEnv(gym.Env[str, str]):
         self.pricing = self._resolve_pricing(options.get("pricing", self.default_pricing))
         self.turn = 0
         self.error_count = 0
+        self.tool_errors = 0  # tool calls whose tool failed (info["tool_errors"])
         self.argument_error_turns = 0  # steps with a call whose arguments break its tool's schema
         self._step_argument_errors: list[dict[str, str]] = []
         self.valid_actions = 0  # steps with at least one action that parsed (see error_limit_graded)
@@ -404,6 +409,8 @@ class OrchestraEnv(gym.Env[str, str]):
             result, extra = self._execute(call)
         except Exception as e:  # a tool bug must not end the episode: report it as the result
             result, extra = ToolResult(f"Error: tool {call.name!r} failed: {type(e).__name__}: {e}", error=True), []
+        if result.error or result.metadata.get("sandbox_error"):  # counted in info["tool_errors"]
+            self.tool_errors += 1
         noted = self._note_ignored_arguments(call, result)
         self._count_argument_errors(call, noted_unknown=noted is not result)
         return noted, extra
@@ -478,6 +485,7 @@ class OrchestraEnv(gym.Env[str, str]):
             "step_errors": list(step_errors),
             "argument_errors": list(self._step_argument_errors),
             "argument_error_turns": float(self.argument_error_turns),
+            "tool_errors": float(self.tool_errors),
             "turn": float(self.turn),
             "preference": self.preference.to_dict(),
             "new_messages": [m.to_dict() for m in new],

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
+from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import Message, Task, Usage
 
 __all__ = [
@@ -421,7 +422,7 @@ class Judge:
 
     def __init__(self, model: ChatModel | None = None, kind: str | None = None, **sampling: Any):
         if kind not in (None, "hle", "frames"):
-            raise ValueError(f"unknown judge kind {kind!r}; use 'hle', 'frames' or None (from the task's domain)")
+            raise ConfigError(f"unknown judge kind {kind!r}{did_you_mean(kind, ('hle', 'frames'))}; use 'hle', 'frames' or None (from the task's domain)")
         self.model, self.kind, self.sampling = model, kind, sampling
 
     def __call__(self, task: Task, response: str | None) -> JudgeResult:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import Preference
 
 __all__ = ["instruction", "instruction_set", "SPLITS", "PHRASES", "TEMPLATES"]
@@ -65,7 +66,7 @@ TRAIN_SHARE = 0.5
 
 def _part(bank: "tuple[str, ...]", split: str) -> "tuple[str, ...]":
     if split not in SPLITS:
-        raise ValueError(f"preference text split must be one of {SPLITS}, got {split!r}")
+        raise ConfigError(f"preference text split must be one of {SPLITS}, got {split!r}{did_you_mean(split, SPLITS)}")
     cut = max(1, int(np.ceil(len(bank) * TRAIN_SHARE)))
     return bank[:cut] if split == "train" else bank[cut:]
 
@@ -75,7 +76,7 @@ def _levels(preference: "Preference | dict[str, Any] | None") -> tuple[str, str]
     lc, ll = p.level(p.cost, p.outcome), p.level(p.latency, p.outcome)
     for name, lv in (("cost", lc), ("latency", ll)):
         if lv == "negative":
-            raise ValueError(f"preference {name} weight is negative; the text form states non-negative weights only")
+            raise ConfigError(f"preference {name} weight is negative; the text form states non-negative weights only")
     return lc, ll
 
 
@@ -90,7 +91,7 @@ def instruction(preference: "Preference | dict[str, Any] | None", rng: np.random
     Returns: one line of text (no numbers).
 
     Raises:
-        ValueError: unknown split, or a negative cost / latency weight.
+        ConfigError: unknown split, or a negative cost / latency weight.
     """
     lc, ll = _levels(preference)
     template = _part(TEMPLATES, split)

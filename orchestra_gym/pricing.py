@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from orchestra_gym.errors import did_you_mean
+from orchestra_gym.errors import ConfigError, did_you_mean
 
 __all__ = [
     "EXPERT_POOL",
@@ -205,10 +205,10 @@ def cost_usd(
 
     Raises:
         KeyError: unknown model (with the closest known id).
-        ValueError: negative token counts.
+        ConfigError: negative token counts.
     """
     if prompt_tokens < 0 or completion_tokens < 0:
-        raise ValueError(f"token counts must be >= 0, got prompt={prompt_tokens}, completion={completion_tokens}")
+        raise ConfigError(f"token counts must be >= 0, got prompt={prompt_tokens}, completion={completion_tokens}")
     return get_schedule(schedule).price(model).cost(prompt_tokens, completion_tokens)
 
 
@@ -242,10 +242,10 @@ def random_schedule(
         low, high: range of the multiplicative factors, 0 < low <= high.
 
     Raises:
-        ValueError: if not 0 < low <= high.
+        ConfigError: if not 0 < low <= high.
     """
     if not (0 < low <= high):
-        raise ValueError(f"need 0 < low <= high, got low={low}, high={high}")
+        raise ConfigError(f"need 0 < low <= high, got low={low}, high={high}")
     sched = get_schedule(base)
     rng = np.random.default_rng(seed)
     lo, hi = math.log(low), math.log(high)

@@ -3,7 +3,9 @@
 Each id is registered with an `EnvFactory` entry point: it imports the env class only when the
 env is made, and checks the keywords first, so that ``gym.make(id, data_path=...)`` on an env
 without that keyword is a `ConfigError` naming the keyword, the env's accepted ones and the
-nearest match, instead of a ``TypeError`` from deep inside Gymnasium.
+nearest match, instead of a ``TypeError`` from deep inside Gymnasium. It wraps the env in
+`RefusalSafeChecker` (Gymnasium's passive env checker, surviving a refused first reset) in place of
+the checker ``gym.make`` would add.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import gymnasium as gym
 
 from orchestra_gym.errors import ConfigError, close_matches
 
-__all__ = ["ENV_SPECS", "ENV_IDS", "REMOTE_ID", "EnvFactory", "accepted_kwargs", "register_all"]
+__all__ = ["ENV_SPECS", "ENV_IDS", "REMOTE_ID", "EnvFactory", "RefusalSafeChecker", "accepted_kwargs", "register_all"]
 
 # id -> (entry point "module:Class", default kwargs, max_episode_steps handled by the env itself)
 ENV_SPECS: dict[str, tuple[str, dict]] = {
@@ -54,8 +56,33 @@ def accepted_kwargs(cls: type) -> list[str] | None:
     return None
 
 
+class RefusalSafeChecker(gym.wrappers.PassiveEnvChecker):
+    """Gymnasium's passive env checker (the same checks, in the same place: the innermost wrapper),
+    except that a first ``reset`` that raises (a refused option, e.g. ``options={"pricing": "nope"}``)
+    leaves the checker as it was, so the next reset is the checked one and stepping works.
+
+    Gymnasium 1.4's `PassiveEnvChecker` marks its reset check done before the reset runs; after a
+    refused first reset its first ``step`` fails with ``TypeError: cannot unpack non-iterable
+    NoneType object``. Not listed in ``env.spec.additional_wrappers`` (as ``gym.make``'s own checker).
+    """
+
+    def reset(self, *, seed: "int | None" = None, options: "dict[str, Any] | None" = None) -> tuple[Any, dict]:
+        first = not self.checked_reset
+        try:
+            return super().reset(seed=seed, options=options)
+        except BaseException:
+            if first:
+                self.checked_reset, self._previous_data = False, None
+            raise
+
+    @property
+    def spec(self) -> Any:
+        return self.env.spec
+
+
 class EnvFactory:
-    """Entry point of one env id: ``EnvFactory(env_id, "module:Class")(**kwargs)`` makes the env.
+    """Entry point of one env id: ``EnvFactory(env_id, "module:Class")(**kwargs)`` makes the env,
+    wrapped in `RefusalSafeChecker`.
 
     Picklable (vector envs copy it). Raises `ConfigError` for a keyword the class does not accept.
     """
@@ -84,7 +111,7 @@ class EnvFactory:
                     raise ConfigError(
                         f"gym.make({self.env_id!r}): unknown keyword {key!r}{hint}; "
                         f"{cls.__name__} accepts: {', '.join(offered)}")
-        return cls(**kwargs)
+        return RefusalSafeChecker(cls(**kwargs))
 
 
 def register_all() -> None:
@@ -93,6 +120,6 @@ def register_all() -> None:
         if env_id in gym.registry:
             continue
         gym.register(id=env_id, entry_point=EnvFactory(env_id, entry_point), kwargs=dict(kwargs),
-                     disable_env_checker=False)
+                     disable_env_checker=True)  # EnvFactory adds the checker: RefusalSafeChecker
     if REMOTE_ID not in gym.registry:  # a client of `orchestra serve` (needs the serve extra when made)
         gym.register(id=REMOTE_ID, entry_point="orchestra_gym.serving.client:RemoteEnv", disable_env_checker=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestra_gym.errors import ConfigError
+
 __all__ = ["Setting", "SETTING_FILE"]
 
 SETTING_FILE = "orchestra_setting.json"
@@ -48,14 +50,14 @@ class Setting:
         """Inverse of `to_dict`.
 
         Raises:
-            ValueError: no string ``env_id``, or ``env_kwargs`` / ``reset_options`` not objects
+            ConfigError: no string ``env_id``, or ``env_kwargs`` / ``reset_options`` not objects
                 (the message names `source` and the field).
         """
         if not isinstance(d, Mapping) or not isinstance(d.get("env_id"), str):
-            raise ValueError(f"{source}: expected an object with a string env_id, env_kwargs and reset_options")
+            raise ConfigError(f"{source}: expected an object with a string env_id, env_kwargs and reset_options")
         for key in ("env_kwargs", "reset_options"):
             if not isinstance(d.get(key, {}), Mapping):
-                raise ValueError(f"{source}: {key} must be a JSON object, got {type(d[key]).__name__}")
+                raise ConfigError(f"{source}: {key} must be a JSON object, got {type(d[key]).__name__}")
         return cls(d["env_id"], dict(d.get("env_kwargs", {})), dict(d.get("reset_options", {})))
 
     def describe(self) -> str:
@@ -78,7 +80,7 @@ class Setting:
         Raises:
             FileNotFoundError: the folder has no ``orchestra_setting.json`` (the message says which
                 folders have one, and how an older run gets it).
-            ValueError: the file is not a setting (names the file).
+            ConfigError: the file is not a setting (names the file).
         """
         path = Path(folder) / SETTING_FILE
         if not path.is_file():
@@ -89,5 +91,5 @@ class Setting:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON ({e})") from None
+            raise ConfigError(f"{path}: not JSON ({e})") from None
         return cls.from_dict(data, str(path))

@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 from gymnasium.spaces import Space
 
+from orchestra_gym.errors import ConfigError
+
 __all__ = [
     "ACTION_MAX_CHARS",
     "OBSERVATION_MAX_CHARS",
@@ -85,7 +87,7 @@ class TextSpace(Space[str]):
         seed: seed for ``sample`` (int or `np.random.Generator`), as every Gymnasium space.
 
     Raises:
-        ValueError: on negative or inconsistent lengths or an empty alphabet (message names the
+        ConfigError: on negative or inconsistent lengths or an empty alphabet (message names the
             argument).
 
     Not flattenable to a Box (``is_np_flattenable`` is False) and not storable in shared
@@ -103,15 +105,15 @@ class TextSpace(Space[str]):
     ) -> None:
         for name, v in (("max_length", max_length), ("min_length", min_length), ("sample_max_length", sample_max_length)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise ValueError(f"{name} must be an int, got {v!r}")
+                raise ConfigError(f"{name} must be an int, got {v!r}")
         if min_length < 0:
-            raise ValueError(f"min_length must be >= 0, got {min_length}")
+            raise ConfigError(f"min_length must be >= 0, got {min_length}")
         if max_length < min_length:
-            raise ValueError(f"max_length ({max_length}) must be >= min_length ({min_length})")
+            raise ConfigError(f"max_length ({max_length}) must be >= min_length ({min_length})")
         if sample_max_length < 0:
-            raise ValueError(f"sample_max_length must be >= 0, got {sample_max_length}")
+            raise ConfigError(f"sample_max_length must be >= 0, got {sample_max_length}")
         if not isinstance(sample_alphabet, str) or not sample_alphabet:
-            raise ValueError("sample_alphabet must be a non-empty string of characters to sample from")
+            raise ConfigError("sample_alphabet must be a non-empty string of characters to sample from")
         self.max_length = int(max_length)
         self.min_length = int(min_length)
         self.sample_max_length = int(sample_max_length)
@@ -128,19 +130,19 @@ class TextSpace(Space[str]):
             probability: not supported (must be None).
 
         Raises:
-            ValueError: on a character mask, a probability mask, or a length outside the space.
+            ConfigError: on a character mask, a probability mask, or a length outside the space.
         """
         if probability is not None:
-            raise ValueError("TextSpace.sample does not support a probability mask (there is no character set)")
+            raise ConfigError("TextSpace.sample does not support a probability mask (there is no character set)")
         hi = max(self.min_length, min(self.max_length, self.sample_max_length))
         if mask is not None:
             if not (isinstance(mask, tuple) and len(mask) == 2 and mask[1] is None):
-                raise ValueError("TextSpace.sample mask must be (length, None); character masks are not supported")
+                raise ConfigError("TextSpace.sample mask must be (length, None); character masks are not supported")
             length = mask[0]
             if length is None:
                 length = int(self.np_random.integers(self.min_length, hi + 1))
             elif not self.min_length <= int(length) <= self.max_length:
-                raise ValueError(f"mask length {length} is outside [{self.min_length}, {self.max_length}]")
+                raise ConfigError(f"mask length {length} is outside [{self.min_length}, {self.max_length}]")
         else:
             length = int(self.np_random.integers(self.min_length, hi + 1))
         chars = self.np_random.choice(self._alphabet, size=int(length))

@@ -367,7 +367,8 @@ class Preference:
         """Build from a dict ``{"tools": {...}, "outcome", "cost", "latency"}``.
 
         Raises:
-            ValueError: on an unknown key or a non-numeric weight (the message names the key).
+            ValueError: on an unknown key, a non-numeric or a non-finite (NaN, inf) weight (the
+                message names the key).
         """
         if d is None:
             return cls()
@@ -381,7 +382,7 @@ class Preference:
             raise ValueError(f"unknown preference key(s) {sorted(unknown)}; allowed keys: {sorted(allowed)}")
         try:
             tools = {str(k): float(v) for k, v in (d.get("tools") or {}).items()}
-            return cls(
+            pref = cls(
                 tools=tools,
                 outcome=float(d.get("outcome", 1.0)),
                 cost=float(d.get("cost", 0.0)),
@@ -389,6 +390,13 @@ class Preference:
             )
         except (TypeError, ValueError) as e:
             raise ValueError(f"preference weights must be numbers: {e}") from None
+        weights = {"outcome": pref.outcome, "cost": pref.cost, "latency": pref.latency,
+                   **{f"tools.{k}": v for k, v in pref.tools.items()}}
+        bad = [k for k, v in weights.items() if not math.isfinite(v)]
+        if bad:
+            raise ValueError(f"preference weight(s) {bad} must be finite numbers (got NaN or infinity); "
+                             "fix: give each weight a finite number, e.g. {'outcome': 1.0, 'cost': 0.5}")
+        return pref
 
 
 @dataclass

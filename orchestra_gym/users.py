@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from orchestra_gym.errors import ConfigError
+
 __all__ = ["ScriptedUser", "LLMUser", "UserReply", "UserToolRequest", "STOP", "TRANSFER", "OUT_OF_SCOPE",
            "scenario_fields"]
 
@@ -213,7 +215,7 @@ class LLMUser:
         from orchestra_gym.types import Message
 
         if tools and act is None:
-            raise ValueError("LLMUser(tools=...) needs act= to run the user's tool calls")
+            raise ConfigError("LLMUser(tools=...) needs act= to run the user's tool calls")
         self.tools = list(tools)
         self.act = act
         self.max_tool_rounds = int(max_tool_rounds)

@@ -16,21 +16,18 @@ The policy only knows the environment it was trained on: `PolicyAgent.env_id`, `
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flax import nnx
 
 from orchestra_gym.errors import ResetNeeded
-from orchestra_jax import checkpoint
 from orchestra_jax.model import Qwen3
-from orchestra_jax.policy import build_policy, build_tokenizer, run_setting
+from orchestra_jax.policy import run_setting
 from orchestra_jax.rollout import env_reply_ids
+from orchestra_jax.runs import load_run
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages
-from orchestra_jax.train_config import TrainConfig
 
 __all__ = ["PolicyAgent", "load_policy_agent", "evaluate_run", "policy_agent_factory"]
 
@@ -146,7 +143,7 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
       FileNotFoundError: no train_config.json or no finalized checkpoint (the message names the folder).
       ValueError: an unknown phase.
     """
-    cfg, tok, model = _load_run(run_dir, phase, step)
+    cfg, tok, model = load_run(run_dir, phase, step)
     setting = run_setting(cfg)
     return PolicyAgent(
         model, tok, max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len,
@@ -154,26 +151,6 @@ def load_policy_agent(run_dir: str | Path, *, phase: str | None = None, step: in
         top_p=cfg.evaluation.top_p, seed=seed, env_id=setting.env_id,
         env_kwargs=setting.env_kwargs, reset_options=setting.reset_options,
     )
-
-
-def _load_run(run_dir: str | Path, phase: str | None, step: int | None) -> tuple[TrainConfig, ChatTokenizer, Qwen3]:
-    """(config, tokenizer, policy with the checkpoint's weights) of a run folder (see `load_policy_agent`)."""
-    run = Path(run_dir)
-    cfg_path = run / "train_config.json"
-    if not cfg_path.exists():
-        raise FileNotFoundError(f"{cfg_path} not found: pass the --output-dir of an `orchestra train` run")
-    cfg = TrainConfig.from_dict(json.loads(cfg_path.read_text()))
-    phases = [phase] if phase else list(checkpoint.PHASES)
-    # find the checkpoint first: a folder without one fails fast, before a tokenizer is built (and
-    # written into the folder) or a model initialized
-    found = checkpoint.latest(run, phases)
-    if found is None:
-        raise FileNotFoundError(f"no finalized checkpoint under {run / 'checkpoints'} (phases tried: {phases})")
-    tok = build_tokenizer(cfg, run)
-    model, _ = build_policy(cfg, tok)
-    params, _ = checkpoint.restore_params(run, found[0], step, nnx.state(model, nnx.Param))
-    nnx.update(model, params)
-    return cfg, tok, model
 
 
 def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[str, Any] | None = None,
@@ -200,7 +177,7 @@ def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[s
     from orchestra_jax.policy import make_envs
     from orchestra_jax.train import play_tasks
 
-    cfg, tok, model = _load_run(run_dir, phase, step)
+    cfg, tok, model = load_run(run_dir, phase, step)
     sampler = Sampler(model, eos_ids=tok.eos_ids, max_cache_len=3 * cfg.rollout.max_seq_len, pad_id=tok.pad_id)
     envs = make_envs(cfg, min(batch, max(len(task_ids), 1)))
     with ThreadPoolExecutor(max_workers=cfg.rollout.tool_workers) as pool:

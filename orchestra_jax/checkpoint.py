@@ -41,6 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
+from orchestra_gym.errors import OrchestraError
+
 __all__ = ["Checkpointer", "CheckpointError", "NonFiniteStateError", "abstract_like", "state_digest",
            "INTEGRITY_KEY", "phase_dir", "latest", "restore_params", "PHASES"]
 
@@ -51,7 +53,7 @@ INTEGRITY_KEY = "_orchestra_integrity"  # reserved key of the saved meta (remove
 _DIGEST_VERSION = 1
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(OrchestraError, RuntimeError):
     """A checkpoint that cannot be used: unreadable, digest mismatch or non-finite values; the message
     names the step(s), the folder and the reason."""
 

@@ -1,10 +1,13 @@
-"""The `orchestra` console script: ``train``, ``sft`` and ``export`` here; ``eval``, ``envs`` and the other
-environment commands from `orchestra_gym.cli` (this module sits at the top of the import graph).
+"""The trainer's commands of the `orchestra` console script: ``train``, ``sft`` and ``export``, and the
+``policy:RUN_DIR`` agent kind of ``orchestra eval``. The script itself is `orchestra_gym.cli.main`, which
+finds these through the entry-point groups ``orchestra.commands`` and ``orchestra.agent_kinds`` of
+``pyproject.toml`` (installed with the ``jax`` extra); `main` here runs the same script with them given
+directly (``python -m orchestra_jax.cli``). This module sits at the top of the import graph.
 
 JAX is imported only by the subcommands that need it: `orchestra_jax.train` (jax, flax, orbax) is
 imported inside `train_main` / `sft_main`, after the config has been checked, so `orchestra envs`
 and a bad config answer without loading JAX. ``eval --agent policy:RUN_DIR`` (a trained run) is
-registered here with `orchestra_gym.agents.register_agent_kind`, since `orchestra_gym` never imports
+`policy_agents`, registered by `orchestra_gym.cli` from the entry point, since `orchestra_gym` never imports
 `orchestra_jax`.
 """
 
@@ -18,11 +21,10 @@ import textwrap
 import tomllib
 from typing import Any
 
-from orchestra_gym.agents import register_agent_kind
-from orchestra_gym.cli import add_subcommands, run_command
+from orchestra_gym.cli import main as orchestra_main
 from orchestra_jax.train_config import RUN_KEYS, SECTIONS, ConfigError, LossConfig, TrainConfig
 
-__all__ = ["main", "train_main", "sft_main", "export_main", "parse_set"]
+__all__ = ["main", "train_main", "sft_main", "export_main", "parse_set", "policy_agents", "COMMANDS"]
 
 
 def _config_keys_help() -> str:
@@ -182,27 +184,21 @@ def export_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _policy_agents(run_dir: str, seed: int, models: object) -> object:
+def policy_agents(run_dir: str, seed: int, models: object) -> object:
     """``--agent policy:RUN_DIR``: a trained run as the agent (JAX is imported here, only when used)."""
     from orchestra_jax.agents import policy_agent_factory
 
     return policy_agent_factory(run_dir, seed, models)
 
 
+#: The trainer's subcommands (pyproject.toml's ``orchestra.commands`` entry points name the same functions).
+COMMANDS = {"train": train_main, "sft": sft_main, "export": export_main}
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the `orchestra` command line; returns the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("train", "sft", "export"):
-        return {"train": train_main, "sft": sft_main, "export": export_main}[argv[0]](argv[1:])
-    register_agent_kind("policy", _policy_agents, "run dir")
-    parser = argparse.ArgumentParser(prog="orchestra", description="ToolOrchestra environments and trainer")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_subcommands(sub)
-    sub.add_parser("train", help="train an orchestrator with GRPO (orchestra train --help)")
-    sub.add_parser("sft", help="supervised warm start on golden trajectories (orchestra sft --help)")
-    sub.add_parser("export", help="a trained run as a Hugging Face model directory (orchestra export --help)")
-    args = parser.parse_args(argv)
-    return run_command(args, parser)
+    """Run the `orchestra` command line with the trainer's commands and agent kind given directly (no installed
+    entry points needed); returns the exit code."""
+    return orchestra_main(argv, commands=COMMANDS, agent_kinds={"policy": policy_agents})
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""Model configuration for the Qwen3 policy (architecture and dtype policy only).
+"""Model configuration of the policy (architecture and dtype policy only).
 
-`ModelConfig` mirrors the fields of a Hugging Face Qwen3 `config.json` (transformers'
-`Qwen3Config`) that change the computation, plus our dtype / remat / scan policy. The
-training hyper-parameters live elsewhere (a separate module), not here.
+`ModelConfig` mirrors the fields of a Hugging Face `config.json` that change the computation, for the
+three decoder families the one model (`orchestra_jax.model.Qwen3`) runs: Qwen3 (transformers'
+`Qwen3Config`: q/k RMSNorm, no attention bias), Qwen2.5 (`Qwen2Config`: bias on the q/k/v projections,
+no q/k norm) and Llama (`LlamaConfig`, e.g. SmolLM2: neither), plus our dtype / remat / scan policy.
+The training hyper-parameters live elsewhere (a separate module), not here.
 
 Source of the preset numbers: the `config.json` files of the Hugging Face repositories
 `Qwen/Qwen3-0.6B`, `Qwen/Qwen3-1.7B`, `Qwen/Qwen3-4B`, `Qwen/Qwen3-8B`.
@@ -19,9 +21,16 @@ import numpy as np
 
 from orchestra_gym.errors import ConfigError, did_you_mean
 
-__all__ = ["ModelConfig", "PRESETS", "dtype_name", "ConfigError"]
+__all__ = ["ModelConfig", "PRESETS", "FAMILIES", "ROPE_TYPES", "dtype_name", "ConfigError"]
 
 _DTYPES = ("float32", "bfloat16", "float16")
+# model_type of config.json -> (architectures entry, q/k RMSNorm, bias on q/k/v)
+FAMILIES: dict[str, tuple[str, bool, bool]] = {
+    "qwen3": ("Qwen3ForCausalLM", True, False),
+    "qwen2": ("Qwen2ForCausalLM", False, True),
+    "llama": ("LlamaForCausalLM", False, False),
+}
+ROPE_TYPES = ("default", "linear", "llama3")
 
 
 def dtype_name(value: Any, field: str = "dtype") -> str:
@@ -45,7 +54,7 @@ def dtype_name(value: Any, field: str = "dtype") -> str:
 
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
-    """Qwen3 decoder architecture plus the dtype policy.
+    """Decoder architecture (Qwen3, Qwen2.5 or Llama family) plus the dtype policy.
 
     Attributes:
         vocab_size: number of token ids V (Qwen3: 151936, of which 151669 are used).
@@ -59,6 +68,13 @@ class ModelConfig:
         rms_norm_eps: epsilon of every RMSNorm (layer norms and QK-norm).
         tie_word_embeddings: LM head shares the embedding matrix.
         max_position_embeddings: informational (RoPE is computed on the fly).
+        family: the Hugging Face model_type written on export ("qwen3", "qwen2", "llama"; `FAMILIES`).
+        qk_norm: per-head RMSNorm of queries and keys before RoPE (Qwen3: True; Qwen2.5, Llama: False).
+        attention_bias: bias vectors on the q, k and v projections (Qwen2.5: True).
+        rope_type: "default", "linear" (positions divided by rope_factor) or "llama3" (Llama 3.1's
+            frequency-dependent scaling; transformers' `_compute_llama3_parameters`).
+        rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_max_position: the
+            scaling parameters of `rope_type` (`rope_scaling` in config.json); unused by "default".
         param_dtype: storage dtype of the weights ("float32" master weights for training,
             "bfloat16" for inference on accelerators).
         compute_dtype: dtype of matmul inputs and activations; softmax, log-softmax, norms
@@ -85,6 +101,14 @@ class ModelConfig:
     rms_norm_eps: float = 1e-6
     tie_word_embeddings: bool = False
     max_position_embeddings: int = 40960
+    family: str = "qwen3"
+    qk_norm: bool = True
+    attention_bias: bool = False
+    rope_type: str = "default"
+    rope_factor: float = 1.0
+    rope_low_freq_factor: float = 1.0
+    rope_high_freq_factor: float = 4.0
+    rope_original_max_position: int = 8192
     param_dtype: str = "float32"
     compute_dtype: str = "float32"
     remat: bool = False
@@ -106,6 +130,12 @@ class ModelConfig:
             raise ConfigError(f"ModelConfig.attn_block must be an int >= 0 (0 = dense), got {self.attn_block!r}")
         if self.head_dim % 2:
             raise ConfigError(f"ModelConfig.head_dim must be even for RoPE, got {self.head_dim}")
+        if self.family not in FAMILIES:
+            raise ConfigError(f"ModelConfig.family={self.family!r}{did_you_mean(self.family, FAMILIES)}; "
+                              f"use one of {sorted(FAMILIES)}")
+        if self.rope_type not in ROPE_TYPES:
+            raise ConfigError(f"ModelConfig.rope_type={self.rope_type!r}{did_you_mean(self.rope_type, ROPE_TYPES)}; "
+                              f"use one of {ROPE_TYPES}")
         for field in ("param_dtype", "compute_dtype"):  # stored as the canonical string
             object.__setattr__(self, field, dtype_name(getattr(self, field), f"ModelConfig.{field}"))
 
@@ -129,17 +159,22 @@ class ModelConfig:
     # ---------------------------------------------------------------- HF format
     @classmethod
     def from_hf(cls, path_or_dict: str | Path | Mapping[str, Any], **overrides: Any) -> "ModelConfig":
-        """Read a Hugging Face Qwen3 `config.json` (a directory, the file, or its parsed dict).
+        """Read a Hugging Face Qwen3, Qwen2 (Qwen2.5) or Llama `config.json` (a directory, the file, or its
+        parsed dict).
 
-        `head_dim`, `rope_theta` and `tie_word_embeddings` are taken from the file (HF's
-        defaults apply only when a key is absent: head_dim = hidden/heads, theta 10000,
-        tie False as in `Qwen3Config`). `rope_theta` may also sit in `rope_parameters`
-        (transformers 5 layout).
+        The family comes from `model_type` ("qwen3", "qwen2", "llama"; `architectures` is not read) and
+        sets `qk_norm` and `attention_bias` as transformers' modeling code of that family does (Llama:
+        `attention_bias` from the file, which must be false, as must `mlp_bias`). `head_dim`,
+        `rope_theta` and `tie_word_embeddings` are taken from the file (HF's defaults apply only when a
+        key is absent: head_dim = hidden/heads, theta 10000, tie False). RoPE settings may sit at the top
+        level or in `rope_scaling` / `rope_parameters` (transformers 5 layout); rope types "default",
+        "linear" and "llama3" are supported.
 
         Raises:
             FileNotFoundError: no config.json at the path.
-            ConfigError (a ValueError): model_type is not qwen3 or a required key is missing, or RoPE scaling
-                other than the default is requested (not implemented).
+            ConfigError (a ValueError): another model_type, a required key missing, a rope type not
+                supported (yarn, dynamic ...), a Llama with bias on the output or MLP projections, sliding-window
+                attention switched on.
         """
         if isinstance(path_or_dict, Mapping):
             raw = dict(path_or_dict)
@@ -151,17 +186,26 @@ class ModelConfig:
                 raise FileNotFoundError(f"no Hugging Face config.json at {path}")
             raw = json.loads(path.read_text())
         model_type = raw.get("model_type", "qwen3")
-        if model_type != "qwen3":
-            raise ConfigError(f"config.json model_type={model_type!r}; only 'qwen3' is supported")
+        if model_type not in FAMILIES:
+            raise ConfigError(f"config.json model_type={model_type!r}{did_you_mean(model_type, FAMILIES)}; "
+                              f"supported: {sorted(FAMILIES)}")
+        _, qk_norm, bias = FAMILIES[model_type]
+        if model_type == "llama" and (raw.get("attention_bias") or raw.get("mlp_bias")):
+            raise ConfigError("config.json: a Llama with attention_bias / mlp_bias true (bias on the output and "
+                              "MLP projections) is not supported; only q/k/v bias (Qwen2.5)")
+        if raw.get("use_sliding_window"):
+            raise ConfigError("config.json use_sliding_window=true: sliding-window attention is not supported; "
+                              "only full causal attention")
         missing = [k for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                                "num_attention_heads") if k not in raw]
         if missing:
             raise ConfigError(f"config.json lacks required keys {missing}")
-        rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
-        rope_type = rope.get("rope_type", rope.get("type", "default"))
-        if rope_type not in ("default", None):
-            raise ConfigError(f"rope_type {rope_type!r} is not supported; only default RoPE")
-        theta = raw.get("rope_theta", rope.get("rope_theta", 10000.0))
+        rope = raw.get("rope_scaling") or raw.get("rope_parameters") or {}
+        params = raw.get("rope_parameters") or {}
+        rope_type = rope.get("rope_type", rope.get("type")) or "default"
+        if rope_type not in ROPE_TYPES:
+            raise ConfigError(f"config.json rope_type {rope_type!r} is not supported; use one of {ROPE_TYPES}")
+        theta = raw.get("rope_theta", params.get("rope_theta", rope.get("rope_theta", 10000.0)))
         heads = raw["num_attention_heads"]
         kwargs = dict(
             vocab_size=raw["vocab_size"],
@@ -175,17 +219,36 @@ class ModelConfig:
             rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
             tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
             max_position_embeddings=int(raw.get("max_position_embeddings", 40960)),
+            family=model_type,
+            qk_norm=qk_norm,
+            attention_bias=bias,
+            rope_type=rope_type,
             name=str(raw.get("_name_or_path") or "hf"),
         )
+        if rope_type != "default":
+            kwargs.update(rope_factor=float(rope["factor"]),
+                          rope_low_freq_factor=float(rope.get("low_freq_factor", 1.0)),
+                          rope_high_freq_factor=float(rope.get("high_freq_factor", 4.0)),
+                          rope_original_max_position=int(rope.get("original_max_position_embeddings", 8192)))
         kwargs.update(overrides)
         return cls(**kwargs)
 
     def to_hf_dict(self) -> dict[str, Any]:
-        """The `config.json` dict transformers' `Qwen3Config` (and vLLM) read for this model."""
+        """The `config.json` dict transformers (`Qwen3Config`, `Qwen2Config` or `LlamaConfig`, by `family`)
+        and vLLM read for this model. bos / eos ids are Qwen3's for the qwen3 family and absent otherwise
+        (the exporter writes the tokenizer's)."""
         torch_dtype = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}[self.param_dtype]
-        return {
-            "architectures": ["Qwen3ForCausalLM"],
-            "model_type": "qwen3",
+        rope_scaling = None
+        if self.rope_type == "linear":
+            rope_scaling = {"rope_type": "linear", "factor": self.rope_factor}
+        elif self.rope_type == "llama3":
+            rope_scaling = {"rope_type": "llama3", "factor": self.rope_factor,
+                            "low_freq_factor": self.rope_low_freq_factor,
+                            "high_freq_factor": self.rope_high_freq_factor,
+                            "original_max_position_embeddings": self.rope_original_max_position}
+        out = {
+            "architectures": [FAMILIES[self.family][0]],
+            "model_type": self.family,
             "vocab_size": self.vocab_size,
             "hidden_size": self.hidden_size,
             "intermediate_size": self.intermediate_size,
@@ -195,24 +258,33 @@ class ModelConfig:
             "head_dim": self.head_dim,
             "hidden_act": "silu",
             "rope_theta": self.rope_theta,
-            "rope_scaling": None,
+            "rope_scaling": rope_scaling,
             "rms_norm_eps": self.rms_norm_eps,
             "tie_word_embeddings": self.tie_word_embeddings,
             "max_position_embeddings": self.max_position_embeddings,
             "attention_bias": False,
             "attention_dropout": 0.0,
             "use_sliding_window": False,
-            "bos_token_id": 151643,
-            "eos_token_id": 151645,
             "torch_dtype": torch_dtype,
             "dtype": torch_dtype,
         }
+        if self.family == "qwen3":
+            out.update(bos_token_id=151643, eos_token_id=151645)
+        elif self.family == "llama":
+            out.update(mlp_bias=False, pretraining_tp=1)
+        if self.qk_norm != FAMILIES[self.family][1] or self.attention_bias != FAMILIES[self.family][2]:
+            raise ConfigError(f"ModelConfig family={self.family!r} with qk_norm={self.qk_norm}, attention_bias="
+                              f"{self.attention_bias} has no Hugging Face architecture; set the family's values "
+                              f"(qk_norm, attention_bias) = {FAMILIES[self.family][1:]}")
+        return out
 
     # -------------------------------------------------------------- accounting
     def num_params(self) -> int:
         """Exact parameter count (same as `sum(p.numel())` of transformers' model)."""
         d, f, h = self.hidden_size, self.intermediate_size, self.head_dim
-        attn = d * h * (self.num_heads * 2 + self.num_kv_heads * 2) + 2 * h
+        attn = d * h * (self.num_heads * 2 + self.num_kv_heads * 2)
+        attn += 2 * h if self.qk_norm else 0
+        attn += h * (self.num_heads + 2 * self.num_kv_heads) if self.attention_bias else 0
         layer = attn + 3 * d * f + 2 * d
         head = 0 if self.tie_word_embeddings else self.vocab_size * d
         return self.vocab_size * d + self.num_layers * layer + d + head

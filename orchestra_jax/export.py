@@ -6,7 +6,8 @@
 ==========================  ==================================================================
 file                        content
 ==========================  ==================================================================
-config.json                 `Qwen3ForCausalLM` (`ModelConfig.to_hf_dict`), with the run's
+config.json                 `Qwen3ForCausalLM`, or `LlamaForCausalLM` / `Qwen2ForCausalLM` for a policy
+                            from such a checkpoint (`ModelConfig.to_hf_dict`), with the run's
                             tokenizer's ids as bos / eos / pad (``<|im_end|>`` is the eos)
 model.safetensors           the checkpoint's parameters (`orchestra_jax.weights.save_hf_checkpoint`;
                             sharded with an index past 5 GiB), float32 unless asked otherwise
@@ -16,7 +17,8 @@ tokenizer.json              the run's tokenizer; the tool and think tags (``<too
                             ``<tool_response>``, ``<think>`` and their closers) are marked
                             non-special, as in Qwen3's own tokenizer.json, so that a server that
                             decodes with ``skip_special_tokens`` keeps them (same ids, same encoding)
-tokenizer_config.json       eos ``<|im_end|>``, pad ``<|endoftext|>``, no bos, `CHAT_TEMPLATE` and
+tokenizer_config.json       eos ``<|im_end|>``, pad ``<|endoftext|>``, no bos, `CHAT_TEMPLATE` (or the
+                            checkpoint's own template and bos / eos strings, `write_hf_tokenizer`) and
                             `RESPONSE_TEMPLATE`
 chat_template.jinja         the same template, for servers that take ``--chat-template FILE``
 orchestra_setting.json      the run's setting: ``env_id``, ``env_kwargs`` (`TrainConfig.make_env_kwargs`)
@@ -48,9 +50,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestra_jax.tokenizer import TOOLS_FOOTER, TOOLS_HEADER
+from orchestra_jax.tokenizer import TOOLS_FOOTER, TOOLS_HEADER, ChatTokenizer
 
-__all__ = ["export_run", "CHAT_TEMPLATE", "RESPONSE_TEMPLATE", "NON_SPECIAL_TAGS"]
+__all__ = ["export_run", "write_hf_tokenizer", "CHAT_TEMPLATE", "RESPONSE_TEMPLATE", "NON_SPECIAL_TAGS"]
 
 # the markup Qwen3's tokenizer.json lists as added but not special (kept by skip_special_tokens)
 NON_SPECIAL_TAGS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>")
@@ -124,6 +126,27 @@ def _tokenizer_json(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def write_hf_tokenizer(tok: ChatTokenizer, out_dir: str | Path, *, model_max_length: int) -> Path:
+    """Write the tokenizer files of an exported model into `out_dir`: tokenizer.json (`NON_SPECIAL_TAGS` marked
+    non-special), tokenizer_config.json (eos ``<|im_end|>``, pad ``<|endoftext|>``, the chat template,
+    `RESPONSE_TEMPLATE`) and chat_template.jinja. The chat template is the policy's own: the checkpoint's stored
+    template when the tokenizer carries one (`ChatTokenizer.chat_template`, e.g. SmolLM2's, with its
+    bos / eos strings), else `CHAT_TEMPLATE` (Qwen3's layout, no bos). transformers' ``AutoTokenizer`` loads the
+    folder and its ``apply_chat_template`` renders what the policy was trained on. Returns out_dir."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    template = tok.chat_template or CHAT_TEMPLATE
+    spec = _tokenizer_json(json.loads(tok.tk.to_str()))
+    (out / "tokenizer.json").write_text(json.dumps(spec, ensure_ascii=False))
+    (out / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
+        "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "add_bos_token": False,
+        "clean_up_tokenization_spaces": False, "split_special_tokens": False, "errors": "replace",
+        **tok.template_tokens, "chat_template": template, "response_template": RESPONSE_TEMPLATE}, indent=2))
+    (out / "chat_template.jinja").write_text(template)
+    return out
+
+
 def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = None, step: int | None = None,
                dtype: str = "float32") -> Path:
     """Write a trained run (its newest checkpoint, or `phase` / `step`) as a Hugging Face model directory.
@@ -131,7 +154,7 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
     Args:
       run_dir: an `orchestra train` output folder (train_config.json, tokenizer, checkpoints/).
       out_dir: the directory to write (created; files in it are overwritten). See the module doc.
-      phase, step: which checkpoint, as `orchestra_jax.agents.load_policy_agent`.
+      phase, step: which checkpoint, as `orchestra_jax.runs.load_run`.
       dtype: storage dtype of the weights ("float32", "bfloat16", "float16"); float32 keeps the
         trained weights exactly (the logits equal the JAX policy's to float32 rounding).
 
@@ -142,11 +165,11 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
       FileNotFoundError: no train_config.json or no finalized checkpoint in `run_dir`.
       ValueError / ConfigError: an unknown phase or dtype.
     """
-    from orchestra_jax.agents import _load_run  # the loader `load_policy_agent` uses (JAX, lazily)
-    from orchestra_jax.policy import run_setting
+    from orchestra_jax.policy import run_setting  # lazy: JAX only when a run is exported
+    from orchestra_jax.runs import load_run
     from orchestra_jax.weights import save_hf_checkpoint
 
-    cfg, tok, model = _load_run(run_dir, phase, step)
+    cfg, tok, model = load_run(run_dir, phase, step)
     out = Path(out_dir)
     save_hf_checkpoint(model, None, out, dtype=dtype)
     im_end, endoftext = tok.eos_ids
@@ -163,13 +186,6 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, phase: str | None = 
         if cfg.evaluation.top_p < 1:
             generation["top_p"] = cfg.evaluation.top_p
     (out / "generation_config.json").write_text(json.dumps(generation, indent=2))
-    spec = _tokenizer_json(json.loads(tok.tk.to_str()))
-    (out / "tokenizer.json").write_text(json.dumps(spec, ensure_ascii=False))
-    (out / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": cfg.rollout.max_seq_len,
-        "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "add_bos_token": False,
-        "clean_up_tokenization_spaces": False, "split_special_tokens": False, "errors": "replace",
-        "chat_template": CHAT_TEMPLATE, "response_template": RESPONSE_TEMPLATE}, indent=2))
-    (out / "chat_template.jinja").write_text(CHAT_TEMPLATE)
+    write_hf_tokenizer(tok, out, model_max_length=cfg.rollout.max_seq_len)
     run_setting(cfg).write(out)  # orchestra_setting.json
     return out

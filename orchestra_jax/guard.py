@@ -28,12 +28,12 @@ import dataclasses
 import math
 from typing import Any, Callable, Iterable, Literal
 
-from orchestra_gym.errors import ConfigError
+from orchestra_gym.errors import ConfigError, OrchestraError
 
 __all__ = ["GuardConfig", "GuardEvent", "TrainingGuard", "TrainingStopped"]
 
 
-class TrainingStopped(RuntimeError):
+class TrainingStopped(OrchestraError, RuntimeError):
     """A run stopped on purpose (the guard gave up, or an update was not finite). The message is one
     line naming the step, the cause, the latest good checkpoint and the fix; `orchestra train` prints
     it and exits with code 1."""

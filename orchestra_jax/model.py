@@ -1,8 +1,11 @@
-"""Qwen3 decoder in flax.nnx, numerically matching transformers' `Qwen3ForCausalLM`.
+"""Qwen3 decoder in flax.nnx, numerically matching transformers' `Qwen3ForCausalLM`, and configured
+by `ModelConfig` to match `Qwen2ForCausalLM` (Qwen2.5) and `LlamaForCausalLM` (SmolLM2) as well.
 
-Architecture (source: transformers `models/qwen3/modeling_qwen3.py`, Qwen3 technical report):
-token embedding -> L x [RMSNorm -> GQA attention with per-head RMS QK-norm and half-split RoPE
--> residual -> RMSNorm -> SwiGLU MLP -> residual] -> RMSNorm -> LM head (tied or untied).
+Architecture (source: transformers `models/qwen3/modeling_qwen3.py`, `models/qwen2/modeling_qwen2.py`,
+`models/llama/modeling_llama.py`, Qwen3 technical report): token embedding -> L x [RMSNorm -> GQA
+attention (q/k/v projections with bias when `attention_bias`, per-head RMS QK-norm when `qk_norm`,
+half-split RoPE with optional linear / llama3 scaling) -> residual -> RMSNorm -> SwiGLU MLP ->
+residual] -> RMSNorm -> LM head (tied or untied).
 
 Parameters of the L layers are stacked along a leading `layers` axis and the stack runs under
 `jax.lax.scan`, so compile time does not grow with depth (36 layers for Qwen3-8B). Every
@@ -17,7 +20,9 @@ attn_norm      [L, D]                       (layers, norm)
 wq             [L, D, N, H]                 (layers, embed, q_heads, head_dim)
 wk, wv         [L, D, K, H]                 (layers, embed, kv_heads, head_dim)
 wo             [L, N, H, D]                 (layers, q_heads, head_dim, embed)
-q_norm, k_norm [L, H]                       (layers, head_dim)
+q_norm, k_norm [L, H] (only when qk_norm)   (layers, head_dim)
+bq             [L, N, H] (attention_bias)   (layers, q_heads, head_dim)
+bk, bv         [L, K, H] (attention_bias)   (layers, kv_heads, head_dim)
 mlp_norm       [L, D]                       (layers, norm)
 w_gate, w_up   [L, D, F]                    (layers, embed, mlp)
 w_down         [L, F, D]                    (layers, mlp, embed)
@@ -43,6 +48,14 @@ from orchestra_jax.config import ModelConfig
 
 LAYER_PARAMS = ("attn_norm", "wq", "wk", "wv", "wo", "q_norm", "k_norm", "mlp_norm",
                 "w_gate", "w_up", "w_down")
+BIAS_PARAMS = ("bq", "bk", "bv")
+
+
+def layer_param_names(config: ModelConfig) -> tuple[str, ...]:
+    """Names of the stacked per-layer parameters a model of `config` has: `LAYER_PARAMS`, without q_norm /
+    k_norm when `config.qk_norm` is False, plus `BIAS_PARAMS` when `config.attention_bias`."""
+    names = tuple(n for n in LAYER_PARAMS if config.qk_norm or n not in ("q_norm", "k_norm"))
+    return names + (BIAS_PARAMS if config.attention_bias else ())
 _NEG = -1e30  # additive mask value (finite so fully-masked padding rows stay NaN-free)
 
 
@@ -94,9 +107,34 @@ def rms_norm(x: jax.Array, weight: jax.Array, eps: float) -> jax.Array:
     return weight.astype(x.dtype) * xf.astype(x.dtype)
 
 
-def rope_tables(positions: jax.Array, head_dim: int, theta: float) -> tuple[jax.Array, jax.Array]:
-    """cos, sin float32 [B, T, head_dim] for integer positions [B, T] (HF default RoPE)."""
-    inv_freq = 1.0 / (theta ** (jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim))
+def rope_inv_freq(config: ModelConfig) -> jax.Array:
+    """RoPE inverse frequencies float32 [head_dim / 2] of `config`: theta ** (-2i / H), then scaled by
+    `config.rope_type` as transformers' `ROPE_INIT_FUNCTIONS` do: "linear" divides every frequency by
+    `rope_factor`; "llama3" divides the low frequencies (wavelength > original_max / low_freq_factor) by
+    `rope_factor`, keeps the high ones (wavelength < original_max / high_freq_factor) and interpolates
+    smoothly in between (Llama 3.1)."""
+    h = config.head_dim
+    inv_freq = 1.0 / (config.rope_theta ** (jnp.arange(0, h, 2, dtype=jnp.float32) / h))
+    if config.rope_type == "linear":
+        return inv_freq / config.rope_factor
+    if config.rope_type == "llama3":
+        factor, low, high = config.rope_factor, config.rope_low_freq_factor, config.rope_high_freq_factor
+        old = config.rope_original_max_position
+        wavelen = 2 * jnp.pi / inv_freq
+        scaled = jnp.where(wavelen > old / low, inv_freq / factor, inv_freq)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = (wavelen >= old / high) & (wavelen <= old / low)
+        return jnp.where(medium, smoothed, scaled)
+    return inv_freq
+
+
+def rope_tables(positions: jax.Array, head_dim: int, theta: float,
+                inv_freq: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+    """cos, sin float32 [B, T, head_dim] for integer positions [B, T] (HF default RoPE, or the given
+    inverse frequencies [head_dim / 2], e.g. `rope_inv_freq` of a scaled config)."""
+    if inv_freq is None:
+        inv_freq = 1.0 / (theta ** (jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim))
     freqs = positions.astype(jnp.float32)[..., None] * inv_freq
     emb = jnp.concatenate([freqs, freqs], axis=-1)
     return jnp.cos(emb), jnp.sin(emb)
@@ -183,7 +221,8 @@ def _param(value: jax.Array, names: tuple[str, ...]) -> nnx.Param:
 
 
 class Qwen3(nnx.Module):
-    """Qwen3 causal LM (see the module docstring for parameters and their logical axes).
+    """Qwen3 causal LM, or a Qwen2.5 / Llama-family one as `config` sets it (see the module docstring for
+    parameters and their logical axes).
 
     Args:
         config: architecture and dtype policy.
@@ -211,8 +250,13 @@ class Qwen3(nnx.Module):
         self.wk = mat((L, D, K, H), ("layers", "embed", "kv_heads", "head_dim"))
         self.wv = mat((L, D, K, H), ("layers", "embed", "kv_heads", "head_dim"))
         self.wo = mat((L, N, H, D), ("layers", "q_heads", "head_dim", "embed"))
-        self.q_norm = ones((L, H), ("layers", "head_dim"))
-        self.k_norm = ones((L, H), ("layers", "head_dim"))
+        if c.qk_norm:
+            self.q_norm = ones((L, H), ("layers", "head_dim"))
+            self.k_norm = ones((L, H), ("layers", "head_dim"))
+        if c.attention_bias:
+            self.bq = _param(jnp.zeros((L, N, H), pd), ("layers", "q_heads", "head_dim"))
+            self.bk = _param(jnp.zeros((L, K, H), pd), ("layers", "kv_heads", "head_dim"))
+            self.bv = _param(jnp.zeros((L, K, H), pd), ("layers", "kv_heads", "head_dim"))
         self.mlp_norm = ones((L, D), ("layers", "norm"))
         self.w_gate = mat((L, D, F), ("layers", "embed", "mlp"))
         self.w_up = mat((L, D, F), ("layers", "embed", "mlp"))
@@ -223,7 +267,7 @@ class Qwen3(nnx.Module):
 
     # ------------------------------------------------------------------ internals
     def _layer_params(self) -> dict[str, jax.Array]:
-        return {name: getattr(self, name)[...] for name in LAYER_PARAMS}
+        return {name: getattr(self, name)[...] for name in layer_param_names(self.config)}
 
     def _run_layers(self, x: jax.Array, positions: jax.Array, mask: jax.Array,
                     cache: KVCache | None) -> tuple[jax.Array, KVCache | None]:
@@ -233,7 +277,8 @@ class Qwen3(nnx.Module):
         c = self.config
         cd = _dtype(c.compute_dtype)
         eps = c.rms_norm_eps
-        cos, sin = rope_tables(positions, c.head_dim, c.rope_theta)
+        cos, sin = rope_tables(positions, c.head_dim, c.rope_theta,
+                               None if c.rope_type == "default" else rope_inv_freq(c))
         params = self._layer_params()
         if cache is not None and cache.slot.ndim:
             b, t = x.shape[:2]
@@ -248,8 +293,11 @@ class Qwen3(nnx.Module):
             q = jnp.einsum("btd,dnh->btnh", h, p["wq"])
             k = jnp.einsum("btd,dkh->btkh", h, p["wk"])
             v = jnp.einsum("btd,dkh->btkh", h, p["wv"])
-            q = apply_rope(rms_norm(q, p["q_norm"], eps), cos, sin)
-            k = apply_rope(rms_norm(k, p["k_norm"], eps), cos, sin)
+            if c.attention_bias:
+                q, k, v = q + p["bq"], k + p["bk"], v + p["bv"]
+            if c.qk_norm:
+                q, k = rms_norm(q, p["q_norm"], eps), rms_norm(k, p["k_norm"], eps)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
             if ck is not None and cache.slot.ndim:  # per-row write index: row b's tokens at slot[b] + t
                 ck = ck.at[idx, rows, cols].set(k.astype(ck.dtype))
                 cv = cv.at[idx, rows, cols].set(v.astype(cv.dtype))

@@ -9,9 +9,11 @@ trained run is rebuilt exactly as it was trained:
 - `make_envs(cfg, n)`: n copies of the run's environment (`cfg.env.id` with `cfg.make_env_kwargs()`).
 - `build_tokenizer(cfg, out_dir)`: a small byte-level BPE trained on the env's own texts by playing
   oracle and delegating episodes ("toolscale-bpe", saved to DIR/tokenizer.json and reused), the offline
-  Qwen3 tokenizer ("qwen3"), or a tokenizer.json path.
-- `build_policy(cfg, tokenizer)`: the Qwen3 policy (random init from the preset, overrides and seed, or a
-  Hugging Face checkpoint), sharded on a mesh when there are several devices.
+  Qwen3 tokenizer ("qwen3"), the checkpoint's own tokenizer and chat template ("checkpoint", with
+  ``model.hf_checkpoint``), or a tokenizer.json path.
+- `build_policy(cfg, tokenizer)`: the policy (random init from the preset, overrides and seed, or a
+  pretrained Qwen3 / Qwen2.5 / Llama-family checkpoint: a Hugging Face folder, a ``.gguf`` file or an alias
+  such as ``"smollm2-135m-instruct"``), sharded on a mesh when there are several devices.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from orchestra_jax import sharding
 from orchestra_jax.config import ModelConfig
 from orchestra_jax.model import Qwen3
 from orchestra_jax.rollout import scripted_trajectory
-from orchestra_jax.tokenizer import ChatTokenizer, build_bpe_tokenizer, build_qwen3_tokenizer, load_tokenizer
+from orchestra_jax.tokenizer import (ChatTokenizer, build_bpe_tokenizer, build_qwen3_tokenizer, load_checkpoint_tokenizer,
+                                     load_tokenizer, save_tokenizer)
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.weights import load_hf_checkpoint
 
@@ -55,14 +58,26 @@ def make_envs(cfg: TrainConfig, n: int) -> list[gym.Env]:
 def build_tokenizer(cfg: TrainConfig, out_dir: Path) -> ChatTokenizer:
     """The run's tokenizer: a small byte-level BPE trained on the env's own texts ("toolscale-bpe",
     saved to DIR/tokenizer.json and reused on resume), the offline Qwen3 tokenizer ("qwen3", built
-    into DIR/qwen3-tokenizer), or a tokenizer.json path (file or folder).
+    into DIR/qwen3-tokenizer), the tokenizer and chat template of ``model.hf_checkpoint`` ("checkpoint":
+    `orchestra_jax.tokenizer.load_checkpoint_tokenizer`, written to DIR/checkpoint-tokenizer as
+    tokenizer.json + chat_template.jinja + tokenizer_config.json and reused, so a GGUF's tokenizer is
+    converted once per run), or a tokenizer.json path (file or folder).
 
     The BPE's texts: 24 episodes (seeds 10000..10023) of the oracle and delegating agents, rendered
     exactly as the rollouts render them (prompts, tool results, tool-call texts); its vocabulary is
     ``cfg.model.overrides["vocab_size"]`` (default 1024).
 
-    Raises: FileNotFoundError (no tokenizer.json at the path).
+    Raises: FileNotFoundError (no tokenizer.json at the path); ConfigError ("checkpoint" without
+    ``model.hf_checkpoint``, or an alias whose package is missing).
     """
+    if cfg.model.tokenizer == "checkpoint":
+        if not cfg.model.hf_checkpoint:
+            raise ConfigError('model.tokenizer="checkpoint" reads the tokenizer of model.hf_checkpoint, which is empty; '
+                              'set model.hf_checkpoint (e.g. "smollm2-135m-instruct") or another model.tokenizer')
+        path = out_dir / "checkpoint-tokenizer"
+        if not (path / "tokenizer.json").exists():
+            save_tokenizer(load_checkpoint_tokenizer(cfg.model.hf_checkpoint), path)
+        return load_checkpoint_tokenizer(path)
     if cfg.model.tokenizer == "toolscale-bpe":
         path = out_dir / "tokenizer.json"
         if path.exists():

@@ -8,6 +8,11 @@
   in ONE user turn, each as ``\n<tool_response>\n...\n</tool_response>``; user and system messages
   as their own ``<|im_start|>role\ncontent<|im_end|>\n`` turns), after each sampled assistant turn
   (the policy's turns are never re-rendered: token-in/token-out).
+- A checkpoint's own tokenizer and chat template (`load_checkpoint_tokenizer`: a Hugging Face folder's
+  tokenizer.json + stored template, or a GGUF file's tokenizer and ``tokenizer.chat_template``): the
+  `ChatTokenizer` then carries the template, and its `ChatTokenizer.render_messages` /
+  `ChatTokenizer.render_chat` render that template exactly as transformers' ``apply_chat_template`` does
+  (`apply_chat_template`); without a template they are the module's Qwen3 functions below.
 - `render_chat(messages, tools=...)`: a whole chat as Qwen3's official chat template renders it (our own
   code following the layout of the `chat_template` shipped with Qwen/Qwen3-8B): tools listed as JSON
   lines inside `<tools></tools>` in the system turn, assistant tool calls as
@@ -36,7 +41,8 @@ from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, pre_tokenizers, trainers
 
 __all__ = [
-    "ChatTokenizer", "load_tokenizer", "build_bpe_tokenizer", "render_messages", "render_chat",
+    "ChatTokenizer", "load_tokenizer", "load_checkpoint_tokenizer", "save_tokenizer", "apply_chat_template",
+    "template_turn_text", "build_bpe_tokenizer", "render_messages", "render_chat",
     "build_qwen3_tokenizer", "load_ranks", "qwen_ranks_file", "CHAT_SPECIAL_TOKENS", "QWEN3_EOS_IDS",
     "QWEN3_SPECIAL_TOKENS", "QWEN3_SPECIAL_START", "QWEN_PAT",
 ]
@@ -78,14 +84,19 @@ class ChatTokenizer:
     decode(ids) -> str (specials kept unless skip_special_tokens); eos_ids: the ids that end an
     assistant turn, ``<|im_end|>`` first, then ``<|endoftext|>`` (Qwen3: (151645, 151643)); pad_id:
     ``<|endoftext|>``, an EOS id as in Qwen3 (masks never come from token values); im_end_id;
-    vocab_size (added tokens included); tk: the `tokenizers.Tokenizer`.
+    vocab_size (added tokens included); tk: the `tokenizers.Tokenizer`; chat_template: the checkpoint's own
+    Jinja chat template (None: Qwen3's layout, `render_messages` / `render_chat` of this module);
+    template_tokens: the special-token strings the template may read (``bos_token``, ``eos_token``).
 
     Raises:
         ValueError: the tokenizer lacks ``<|im_end|>`` or ``<|endoftext|>``.
     """
 
-    def __init__(self, tokenizer: HFTokenizer):
+    def __init__(self, tokenizer: HFTokenizer, chat_template: str | None = None,
+                 template_tokens: Mapping[str, str] | None = None):
         self.tk = tokenizer
+        self.chat_template = chat_template or None
+        self.template_tokens = dict(template_tokens or {})
         ids = {t: tokenizer.token_to_id(t) for t in (IM_END, ENDOFTEXT)}
         missing = [t for t, i in ids.items() if i is None]
         if missing:
@@ -119,6 +130,31 @@ class ChatTokenizer:
         """Load a tokenizer.json file."""
         return cls(HFTokenizer.from_file(str(path)))
 
+    def render_messages(self, messages: Sequence[Any], *, add_generation_prompt: bool = True,
+                        after_assistant: bool = False, enable_thinking: bool = True) -> str:
+        """The environment messages of one turn as this tokenizer's chat renders them, for token-in/token-out
+        training: the module's `render_messages` (Qwen3's layout) when there is no `chat_template`, else the
+        checkpoint's template (`template_turn_text`). Same arguments and contract as `render_messages`:
+        ``render_messages(opening) + a1 + "<|im_end|>" + render_messages(env1, after_assistant=True) + ...``
+        equals `render_chat` of the episode."""
+        if self.chat_template is None:
+            return render_messages(messages, add_generation_prompt=add_generation_prompt,
+                                   after_assistant=after_assistant, enable_thinking=enable_thinking)
+        return template_turn_text(self.chat_template, messages, add_generation_prompt=add_generation_prompt,
+                                  after_assistant=after_assistant, enable_thinking=enable_thinking,
+                                  **self.template_tokens)
+
+    def render_chat(self, messages: Sequence[Any], tools: Sequence[Any] | None = None,
+                    add_generation_prompt: bool = False, enable_thinking: bool = True) -> str:
+        """A whole chat as this tokenizer's chat renders it: the module's `render_chat` (Qwen3's layout) when
+        there is no `chat_template`, else `apply_chat_template` with the checkpoint's template."""
+        if self.chat_template is None:
+            return render_chat(messages, tools=tools, add_generation_prompt=add_generation_prompt,
+                               enable_thinking=enable_thinking)
+        return apply_chat_template(self.chat_template, messages, tools=tools,
+                                   add_generation_prompt=add_generation_prompt, enable_thinking=enable_thinking,
+                                   **self.template_tokens)
+
 
 def load_tokenizer(path: str | Path) -> ChatTokenizer:
     """Load a Hugging Face tokenizer directory (or a tokenizer.json file) as a `ChatTokenizer`.
@@ -132,6 +168,70 @@ def load_tokenizer(path: str | Path) -> ChatTokenizer:
     if not file.exists():
         raise FileNotFoundError(f"no tokenizer.json at {file}; build one with build_qwen3_tokenizer(out_dir)")
     return ChatTokenizer.from_file(file)
+
+
+def load_checkpoint_tokenizer(spec: str | Path) -> ChatTokenizer:
+    """The tokenizer and chat template stored with a pretrained checkpoint, as a `ChatTokenizer`.
+
+    Args:
+        spec: what ``model.hf_checkpoint`` holds (`orchestra_jax.pretrained.resolve_checkpoint`): an alias such
+            as ``"smollm2-135m-instruct"``, a ``.gguf`` file, or a Hugging Face folder.
+    Returns:
+        the tokenizer, with `chat_template` set to the checkpoint's template and `template_tokens` to its
+        bos / eos strings. A GGUF file's tokenizer is built by transformers' GGUF converter
+        (``AutoTokenizer.from_pretrained(folder, gguf_file=...)``: the ``tokenizer.ggml.*`` vocabulary,
+        merges and pre-tokenizer, the same tokenizer transformers users get), its template read from
+        ``tokenizer.chat_template``. A folder's tokenizer is its tokenizer.json (the `tokenizers` library),
+        its template ``chat_template.jinja`` or tokenizer_config.json's ``chat_template``.
+    Raises:
+        ConfigError, FileNotFoundError: as `resolve_checkpoint`; FileNotFoundError: a folder without tokenizer.json.
+        ImportError: a GGUF file without transformers / gguf installed (says what to install).
+        ValueError: the tokenizer lacks ``<|im_end|>`` / ``<|endoftext|>`` (ChatML), or has no chat template.
+    """
+    from orchestra_jax.pretrained import is_gguf, resolve_checkpoint  # no JAX: a plain path lookup
+
+    path = resolve_checkpoint(spec)
+    if is_gguf(path):
+        try:
+            from transformers import AutoTokenizer  # lazy: only GGUF tokenizers need transformers' converter
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError("a GGUF file's tokenizer needs transformers and gguf: pip install transformers gguf") from err
+        hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        template, tk = hf.chat_template, hf.backend_tokenizer
+        tokens = {k: getattr(hf, k) for k in ("bos_token", "eos_token") if isinstance(getattr(hf, k, None), str)}
+    else:
+        tk = load_tokenizer(path).tk
+        config_file = path / "tokenizer_config.json"
+        config = json.loads(config_file.read_text()) if config_file.exists() else {}
+        jinja = path / "chat_template.jinja"
+        template = jinja.read_text() if jinja.exists() else config.get("chat_template")
+        if isinstance(template, list):  # named templates: transformers' "default" one
+            template = {t.get("name"): t.get("template") for t in template}.get("default")
+        tokens = {}
+        for k in ("bos_token", "eos_token"):
+            value = config.get(k)
+            value = value.get("content") if isinstance(value, Mapping) else value
+            if isinstance(value, str):
+                tokens[k] = value
+    if not template:
+        raise ValueError(f"checkpoint {path} stores no chat template (tokenizer.chat_template / chat_template.jinja)")
+    return ChatTokenizer(tk, chat_template=template, template_tokens=tokens)
+
+
+def save_tokenizer(tok: ChatTokenizer, out_dir: str | Path) -> Path:
+    """Write `tok` as a Hugging Face tokenizer folder: tokenizer.json, and with a chat template also
+    chat_template.jinja and tokenizer_config.json (``tokenizer_class`` PreTrainedTokenizerFast, the template,
+    `template_tokens`, pad ``<|endoftext|>``), which `load_checkpoint_tokenizer` and transformers'
+    ``AutoTokenizer`` read back (same ids, same rendering). Returns out_dir."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok.save(out / "tokenizer.json")
+    if tok.chat_template is not None:
+        (out / "chat_template.jinja").write_text(tok.chat_template)
+        (out / "tokenizer_config.json").write_text(json.dumps({
+            "tokenizer_class": "PreTrainedTokenizerFast", "pad_token": ENDOFTEXT, "clean_up_tokenization_spaces": False,
+            **tok.template_tokens, "chat_template": tok.chat_template}, indent=2))
+    return out
 
 
 def build_bpe_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> ChatTokenizer:
@@ -338,6 +438,79 @@ def render_chat(messages: Sequence[Any], tools: Sequence[Any] | None = None,
     if add_generation_prompt:
         out.append(_generation_prompt(enable_thinking))
     return "".join(out)
+
+
+# ------------------------------------------------------------- a checkpoint's own template
+def _plain(m: Any) -> dict[str, Any]:
+    """A message as the dict a Jinja chat template reads (objects with role / content / tool_calls too)."""
+    if isinstance(m, Mapping):
+        return dict(m)
+    out = {"role": _get(m, "role"), "content": _get(m, "content")}
+    for key in ("tool_calls", "reasoning_content", "name", "tool_call_id"):
+        if _get(m, key) is not None:
+            out[key] = _get(m, key)
+    return out
+
+
+def _tool_spec(tool: Any) -> dict[str, Any]:
+    return json.loads(_tool_json(tool))
+
+
+def apply_chat_template(template: str, messages: Sequence[Any], *, tools: Sequence[Any] | None = None,
+                        add_generation_prompt: bool = False, **kwargs: Any) -> str:
+    """Render `messages` with a Jinja chat `template` exactly as transformers' ``apply_chat_template`` does.
+
+    Uses transformers' own renderer (``transformers.utils.chat_template_utils.render_jinja_template``: a
+    sandboxed Jinja environment with ``trim_blocks``, ``lstrip_blocks``, ``tojson``, ``raise_exception``,
+    ``strftime_now``), so tool-call and tool-response turns come out as the checkpoint's authors wrote them.
+
+    Args:
+        messages: dicts or objects with role, content and optionally tool_calls. tools: OpenAI function dicts
+            or objects with name / description / parameters. **kwargs: further template variables
+            (``bos_token``, ``eos_token``, ``enable_thinking``...).
+    Returns:
+        the text. Raises: ImportError without transformers; what the template raises (jinja2 errors).
+    """
+    try:
+        from transformers.utils.chat_template_utils import render_jinja_template
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("rendering a checkpoint's chat template needs transformers: pip install transformers") from err
+    rendered, _ = render_jinja_template(
+        conversations=[[_plain(m) for m in messages]], tools=[_tool_spec(t) for t in tools] if tools else None,
+        chat_template=template, add_generation_prompt=add_generation_prompt, **kwargs)
+    return rendered[0]
+
+
+_PROBE = "orchestra-template-probe"
+
+
+def template_turn_text(template: str, messages: Sequence[Any], *, add_generation_prompt: bool = True,
+                       after_assistant: bool = False, **kwargs: Any) -> str:
+    """The environment messages of one turn as `template` renders them, for token-in/token-out training (what
+    the module's `render_messages` is for Qwen3's layout, for any ChatML template).
+
+    Without `after_assistant`: ``apply_chat_template(template, messages, add_generation_prompt=...)`` (the
+    episode's opening). With it: the text the template writes after a sampled assistant turn that ended on
+    ``<|im_end|>``, up to the next generation prompt: the chat ``[user, assistant(probe), *messages]``
+    rendered, from right after the ``<|im_end|>`` that closes the probe turn (so, for a template that renders
+    earlier turns the same way whatever follows, ``prompt + turn + "<|im_end|>" + this`` is what it renders for
+    the whole chat; tests check this for the templates in use).
+
+    Raises:
+        ValueError: the template does not close an assistant turn with ``<|im_end|>`` (not ChatML): it cannot
+            be rendered incrementally for token-in/token-out training.
+    """
+    msgs = list(messages)
+    if not after_assistant:
+        return apply_chat_template(template, msgs, add_generation_prompt=add_generation_prompt, **kwargs)
+    head = [{"role": "user", "content": "?"}, {"role": "assistant", "content": _PROBE}]
+    full = apply_chat_template(template, head + [_plain(m) for m in msgs],
+                               add_generation_prompt=add_generation_prompt, **kwargs)
+    end = full.find(_PROBE) + len(_PROBE)
+    if end < len(_PROBE) or not full.startswith(IM_END, end):
+        raise ValueError("the chat template does not end an assistant turn with <|im_end|> after its content; "
+                         "it cannot be rendered incrementally for token-in/token-out training")
+    return full[end + len(IM_END):]
 
 
 # ------------------------------------------------------------------ offline build

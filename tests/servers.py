@@ -25,6 +25,7 @@ Formats follow the OpenAI chat-completions API reference and the Tavily REST API
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,7 +43,7 @@ from typing import Any, Callable, Iterator
 
 __all__ = ["Fault", "RecordedRequest", "LocalServer", "OpenAIServer", "TavilyServer", "transformers_serve"]
 
-FAULT_KINDS = ("delay", "429", "500", "503", "malformed", "drop", "401", "trickle", "huge")
+FAULT_KINDS = ("delay", "429", "500", "503", "malformed", "drop", "401", "trickle", "huge", "bomb")
 
 
 @dataclass
@@ -53,7 +55,8 @@ class Fault:
     ``"drop"`` (close the socket without answering), ``"401"`` (echoes the request headers in the
     body: for testing that clients redact keys), ``"trickle"`` (a valid reply sent one byte per
     `seconds`), ``"huge"`` (200 with a JSON body of `size` bytes; ``declare_length=False`` sends
-    it chunked, without ``Content-Length``).
+    it chunked, without ``Content-Length``), ``"bomb"`` (200 with a JSON body of `size` bytes sent
+    compressed by each coding of `encoding` in turn, e.g. ``"gzip, gzip"``, as ``Content-Encoding``).
     """
 
     kind: str
@@ -61,6 +64,8 @@ class Fault:
     retry_after: float | None = None
     size: int = 0
     declare_length: bool = True
+    encoding: str = "gzip"
+    payload: bytes = b""  # "bomb": the encoded body, built when queued (not while the client reads)
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -100,11 +105,16 @@ class LocalServer:
             return len(self.requests)
 
     def queue_fault(self, kind: str, seconds: float = 0.0, retry_after: float | None = None, times: int = 1,
-                    size: int = 0, declare_length: bool = True) -> None:
+                    size: int = 0, declare_length: bool = True, encoding: str = "gzip") -> None:
         """Make the next `times` requests fail with `kind` (see `Fault`)."""
+        payload = b""
+        if kind == "bomb":
+            payload = b'{"pad": "' + b"x" * size + b'"}'
+            for coding in encoding.split(","):
+                payload = gzip.compress(payload, mtime=0) if coding.strip() == "gzip" else zlib.compress(payload)
         with self._lock:
             for _ in range(times):
-                self._faults.append(Fault(kind, seconds, retry_after, size, declare_length))
+                self._faults.append(Fault(kind, seconds, retry_after, size, declare_length, encoding, payload))
 
     @property
     def port(self) -> int:
@@ -186,6 +196,9 @@ class LocalServer:
                         return
                     elif fault.kind == "huge":
                         self._send_huge(fault.size, fault.declare_length)
+                        return
+                    elif fault.kind == "bomb":
+                        self._send_bytes(200, fault.payload, "application/json", {"Content-Encoding": fault.encoding})
                         return
                 try:
                     status, obj = server.handle(self.path, body, headers)

@@ -159,7 +159,7 @@ def fit_text_router(texts: Sequence[str], kinds: Sequence[str], seed: int = 0) -
     Returns: a fitted `sklearn.pipeline.Pipeline` (``predict``, ``score``).
 
     Raises:
-        ImportError: scikit-learn is missing (``pip install orchestra[router]``).
+        ImportError: scikit-learn is missing (``pip install -e ".[router]"`` from the clone).
         ValueError: no texts, mismatched lengths, or a single kind.
     """
     if not texts or len(texts) != len(kinds) or len(set(kinds)) < 2:
@@ -170,7 +170,7 @@ def fit_text_router(texts: Sequence[str], kinds: Sequence[str], seed: int = 0) -
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
     except ImportError as e:  # pragma: no cover - the extra is installed in dev
-        raise ImportError("the text router needs scikit-learn: pip install 'orchestra[router]'") from e
+        raise ImportError('the text router needs scikit-learn: pip install -e ".[router]" from the clone') from e
     model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
                           LogisticRegression(max_iter=2000, C=10.0, random_state=seed))
     return model.fit(list(texts), list(kinds))

@@ -11,26 +11,6 @@ dataset) and regenerate byte for byte with ``python -m orchestra_gym.data.sample
 ``orchestra eval --data-path sample``).
 """
 
-from __future__ import annotations
-
-from pathlib import Path
+from orchestra_gym.data_paths import SAMPLE_FILES, is_sample, sample_path
 
 __all__ = ["SAMPLE_FILES", "sample_path", "is_sample"]
-
-SAMPLE_FILES = {"frames": "frames_sample.csv", "hle": "hle_sample.jsonl"}
-
-
-def is_sample(data_path: object) -> bool:
-    """Whether `data_path` asks for the shipped sample (the string ``"sample"``)."""
-    return isinstance(data_path, str) and data_path == "sample"
-
-
-def sample_path(benchmark: str) -> Path:
-    """The shipped sample file of `benchmark` (``"frames"`` or ``"hle"``).
-
-    Raises:
-        ValueError: unknown benchmark.
-    """
-    if benchmark not in SAMPLE_FILES:
-        raise ValueError(f"no sample for benchmark {benchmark!r}; samples: {sorted(SAMPLE_FILES)}")
-    return Path(__file__).resolve().parent / SAMPLE_FILES[benchmark]

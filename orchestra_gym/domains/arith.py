@@ -15,13 +15,15 @@ import ast
 import time
 from typing import Any
 
+from orchestra_gym.errors import OrchestraError
+
 __all__ = ["MAX_RESULT_BITS", "MAX_EVAL_S", "ArithmeticLimitError", "check_binop", "deadline"]
 
 MAX_RESULT_BITS = 65_536  # about 19,700 decimal digits; any such operation takes well under 1 ms
 MAX_EVAL_S = 1.0  # wall-clock budget of one expression, seconds
 
 
-class ArithmeticLimitError(ValueError):
+class ArithmeticLimitError(OrchestraError, ValueError):
     """An expression whose evaluation would exceed `MAX_RESULT_BITS` or `MAX_EVAL_S`."""
 
 

@@ -24,7 +24,8 @@ entities on its weak kinds of question). Document format (JSONL, one object per 
 ``{"id": str, "title": str, "text": str}``, the corpus format of `orchestra_gym.tools.search`.
 
 This is a fixture generator, not a knowledge source. Real runs use a real index or web search
-(ToolOrchestra Sec. 4: Wikipedia index + Tavily).
+(ToolOrchestra Sec. 4: Wikipedia index + Tavily). The corpus of a task file from the command line:
+``python -m orchestra_gym.tasks.corpus`` (the task loaders sit a layer above this module).
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ from urllib.parse import unquote
 
 import numpy as np
 
+from orchestra_gym.errors import ConfigError
 from orchestra_gym.tools.simulated import request_rng
 from orchestra_gym.types import Task
 
 __all__ = ["build_corpus", "write_corpus", "plausible_wrong_answer", "subject_of", "anchor_of", "EvidenceChain", "evidence_chain",
-           "chain_documents", "main"]
+           "chain_documents"]
 
 _STOP = frozenset(
     "a an and are as at be by did do does for from had has have how in is it its many much of on or that the their "
@@ -225,10 +227,10 @@ def evidence_chain(task: Task, seed: int = 0, distractors_per_hop: int = 2) -> E
     (seed, domain, id, prompt, answer). HLE tasks get 2 hops, FRAMES tasks `_HOPS` of their difficulty.
 
     Raises:
-        ValueError: the task has no gold answer.
+        ConfigError: the task has no gold answer.
     """
     if task.answer is None or not str(task.answer).strip():
-        raise ValueError(f"task {task.id!r} has no gold answer; the corpus is built from each task's answer")
+        raise ConfigError(f"task {task.id!r} has no gold answer; the corpus is built from each task's answer")
     rng = request_rng(seed, "qa_corpus", task.domain, task.id, task.prompt, task.answer)
     hops = 2 if task.domain == "hle" else _HOPS.get(task.difficulty, 2)
     entities = [anchor_of(task)] + [_name(rng, 2 + int(rng.integers(2))) for _ in range(hops - 1)]
@@ -300,16 +302,16 @@ def build_corpus(
         distractors (`chain_documents`), then the filler documents. Ids are unique.
 
     Raises:
-        ValueError: a task without a gold answer, a duplicate task id, or negative counts.
+        ConfigError: a task without a gold answer, a duplicate task id, or negative counts.
     """
     if distractors_per_task < 0 or filler < 0:
-        raise ValueError(f"counts must be >= 0, got distractors_per_task={distractors_per_task}, filler={filler}")
+        raise ConfigError(f"counts must be >= 0, got distractors_per_task={distractors_per_task}, filler={filler}")
     seen: set[str] = set()
     docs: list[dict[str, str]] = []
     for t in tasks:
         key = f"{t.domain}-{t.id}"
         if key in seen:
-            raise ValueError(f"duplicate task id {t.id!r} in domain {t.domain!r}; task ids must be unique")
+            raise ConfigError(f"duplicate task id {t.id!r} in domain {t.domain!r}; task ids must be unique")
         seen.add(key)
         docs.extend(chain_documents(t, evidence_chain(t, seed, distractors_per_task), seed))
     frng = request_rng(seed, "qa_corpus", "filler")
@@ -330,34 +332,3 @@ def write_corpus(docs: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -
         for d in docs:
             f.write(json.dumps({"id": d["id"], "title": d.get("title", ""), "text": d["text"]}, ensure_ascii=False) + "\n")
     return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m orchestra_gym.domains.qa_corpus --benchmark hle|frames --data-path FILE --out CORPUS.jsonl``:
-    write the offline corpus for a task file (seeded; see `build_corpus`). Prints the document count."""
-    import argparse
-
-    p = argparse.ArgumentParser(prog="python -m orchestra_gym.domains.qa_corpus", description=main.__doc__)
-    p.add_argument("--benchmark", choices=("hle", "frames"), required=True)
-    p.add_argument("--data-path", required=True, help="task file (JSONL/JSON/parquet/CSV/TSV)")
-    p.add_argument("--out", required=True, help="output JSONL corpus")
-    p.add_argument("--distractors", type=int, default=2, help="near-identical distractor entities per hop")
-    p.add_argument("--filler", type=int, default=40, help="unrelated documents")
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
-    if args.benchmark == "hle":
-        from orchestra_gym.tasks.hle import load_hle
-
-        tasks = load_hle(data_path=args.data_path)
-    else:
-        from orchestra_gym.tasks.frames import load_frames
-
-        tasks = load_frames(data_path=args.data_path)
-    docs = build_corpus(tasks, args.distractors, args.filler, args.seed)
-    write_corpus(docs, args.out)
-    print(f"wrote {len(docs)} documents for {len(tasks)} {args.benchmark} tasks to {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

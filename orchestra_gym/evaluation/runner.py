@@ -38,7 +38,7 @@ import numpy as np
 from tqdm import tqdm
 
 from orchestra_gym.agents import Agent
-from orchestra_gym.errors import InfraError
+from orchestra_gym.errors import InfraError, OrchestraError
 from orchestra_gym.evaluation.records import EpisodeResult, TrajectoryWriter
 
 __all__ = ["run_episodes", "infra_error_of", "INFRA_EXCEPTIONS", "StopRequest", "EvaluationStopped", "stop_on_signals"]
@@ -116,7 +116,7 @@ class StopRequest(threading.Event):
         self.set()
 
 
-class EvaluationStopped(Exception):
+class EvaluationStopped(OrchestraError):
     """`run_episodes` stopped by a `StopRequest` before its plan was played.
 
     Attributes:

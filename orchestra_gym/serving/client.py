@@ -20,6 +20,7 @@ import gymnasium as gym
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
+from orchestra_gym.errors import OrchestraError
 from orchestra_gym.serving.protocol import OrchestraAction, OrchestraObservation, OrchestraState, decode
 from orchestra_gym.spaces import OBSERVATION_MAX_CHARS, TextSpace
 from orchestra_gym.types import Message
@@ -27,7 +28,7 @@ from orchestra_gym.types import Message
 __all__ = ["OrchestraClient", "RemoteEnv", "ServerError", "as_action"]
 
 
-class ServerError(RuntimeError):
+class ServerError(OrchestraError, RuntimeError):
     """An error frame of the server: its message, code and (for a malformed message) the fields' errors."""
 
 

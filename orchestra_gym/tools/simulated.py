@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping, TypeVar
 import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
+from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import Usage
 
 __all__ = [
@@ -201,36 +202,37 @@ def with_profiles(pool: "tuple[SimulatedModel, ...] | list[SimulatedModel]",
     profile field: prices come from the pricing schedule. Used for settings such as a cheap but slow self-hosted
     model or a specialist (a math model right more often than the generalist on computation requests).
 
-    Raises: ValueError naming the expert and field, with the allowed ones, for an unknown expert or field, a
+    Raises: ConfigError naming the expert and field, with the allowed ones, for an unknown expert or field, a
     number <= 0, a difficulty not in `DIFFICULTIES` or a probability outside [0, 1]."""
     out = {e.name: e for e in pool}
     for name, changes in dict(profiles or {}).items():
         if name not in out:
-            raise ValueError(f"expert_profiles: no expert {name!r} in the pool; known: {sorted(out)}")
+            raise ConfigError(f"expert_profiles: no expert {name!r} in the pool{did_you_mean(name, out)}; known: {sorted(out)}")
         if not isinstance(changes, Mapping):
-            raise ValueError(f"expert_profiles[{name!r}] must be a table of fields, e.g. {{decode_tok_s = 20}}")
+            raise ConfigError(f"expert_profiles[{name!r}] must be a table of fields, e.g. {{decode_tok_s = 20}}")
         fields: dict[str, Any] = {}
         for key, value in changes.items():
             where = f"expert_profiles[{name!r}][{key!r}]"
             if key not in PROFILE_FIELDS:
-                raise ValueError(f"{where}: not a profile field; use one of {list(PROFILE_FIELDS)}")
+                raise ConfigError(f"{where}: not a profile field{did_you_mean(key, PROFILE_FIELDS)}; use one of {list(PROFILE_FIELDS)}")
             if key != "accuracy":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                    raise ValueError(f"{where} must be a number > 0, got {value!r}")
+                    raise ConfigError(f"{where} must be a number > 0, got {value!r}")
                 fields[key] = float(value)
                 continue
             if not isinstance(value, Mapping):
-                raise ValueError(f"{where} must be {{category = {{difficulty = p}}}}, got {value!r}")
+                raise ConfigError(f"{where} must be {{category = {{difficulty = p}}}}, got {value!r}")
             table = {c: dict(t) for c, t in out[name].accuracy.items()}
             for category, cells in value.items():
                 if not isinstance(cells, Mapping):
-                    raise ValueError(f"{where}[{category!r}] must be {{difficulty = p}}, e.g. {{hard = 0.95}}")
+                    raise ConfigError(f"{where}[{category!r}] must be {{difficulty = p}}, e.g. {{hard = 0.95}}")
                 row = table.setdefault(category, dict(table.get("default", {})))
                 for difficulty, p in cells.items():
                     if difficulty not in DIFFICULTIES:
-                        raise ValueError(f"{where}[{category!r}]: difficulty {difficulty!r} is not one of {list(DIFFICULTIES)}")
+                        raise ConfigError(f"{where}[{category!r}]: difficulty {difficulty!r} is not one of {list(DIFFICULTIES)}"
+                                          f"{did_you_mean(difficulty, DIFFICULTIES)}")
                     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-                        raise ValueError(f"{where}[{category!r}][{difficulty!r}] must be a probability in [0, 1], got {p!r}")
+                        raise ConfigError(f"{where}[{category!r}][{difficulty!r}] must be a probability in [0, 1], got {p!r}")
                     row[difficulty] = float(p)
             fields["accuracy"] = table
         out[name] = replace(out[name], **fields)

@@ -63,3 +63,32 @@ def test_data_path_works_for_tau2_and_is_refused_for_toolscale(capsys, tmp_path,
     rc = main(["eval", "--env", "ToolOrchestra-Tau2-Mock-v0", "--agent", "oracle", "--data-path", str(tau2),
                "--episodes", "1", "--no-progress"])
     assert rc == 0 and "ToolOrchestra-Tau2-Mock-v0" in capsys.readouterr().out
+
+
+def test_a_bad_flag_value_of_eval_is_one_line_and_exit_code_2():
+    """The command as a user runs it: the setting line, then one error line with the hint; no traceback."""
+    done = subprocess.run([sys.executable, "-m", "orchestra_gym.cli", "eval", "--env", "ToolOrchestra-ToolScale-v0",
+                           "--agent", "oracle", "--episodes", "1", "--no-progress", "--env-kwargs", '{"max_turnz": 3}'],
+                          capture_output=True, text=True, timeout=300)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert [line for line in lines if "error" in line] == lines[-1:]
+    assert lines[-1].startswith("orchestra eval: error: gym.make('ToolOrchestra-ToolScale-v0'): unknown keyword "
+                                "'max_turnz' (did you mean 'max_turns'?)")
+
+
+def test_any_orchestra_error_is_one_line_and_exit_code_2(capsys):
+    """Every member of the family, also those that are no ValueError or RuntimeError (a domain's ToolError)."""
+    import argparse
+
+    from orchestra_gym.cli import run_command
+    from orchestra_gym.domains.synthetic.core import ToolError
+    from orchestra_gym.errors import OrchestraError
+
+    def fails(args):
+        raise ToolError("order 'o-1' not found")
+
+    assert issubclass(ToolError, OrchestraError)
+    with pytest.raises(SystemExit) as e:
+        run_command(argparse.Namespace(func=fails, command="eval"), argparse.ArgumentParser(prog="orchestra"))
+    assert e.value.code == 2 and capsys.readouterr().err == "orchestra eval: error: order 'o-1' not found\n"

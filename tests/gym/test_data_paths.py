@@ -9,6 +9,7 @@ import pytest
 from orchestra_gym.data_paths import DATA_DIR_ENV, dataset_path, how_to_configure
 from orchestra_gym.domains.tau2 import data as tau2_data
 from orchestra_gym.domains.tau2.data import data_dir, domain_dir, reference_dir
+from orchestra_gym.errors import ConfigError
 from orchestra_gym.tasks.frames import default_frames_path
 
 
@@ -27,7 +28,7 @@ def test_one_variable_points_at_every_dataset(clean_env, tmp_path):
     assert dataset_path("hle") == tmp_path / "hle" / "hle.jsonl"
     clean_env.setenv("TAU2_DATA_DIR", "/elsewhere/tau2")  # a dataset's own variable wins
     assert data_dir() == Path("/elsewhere/tau2") and data_dir("given") == Path("given")
-    with pytest.raises(KeyError, match="unknown dataset 'tau3'"):
+    with pytest.raises(ConfigError, match="unknown dataset 'tau3' \\(did you mean 'tau2'\\?\\)"):
         dataset_path("tau3")
 
 

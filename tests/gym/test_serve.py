@@ -270,3 +270,185 @@ def test_remote_env_plays_in_orchestra_eval(toolscale, tmp_path):
     for k in ("success_rate", "mean_cost_usd", "mean_turns"):
         assert served[k] == pytest.approx(local[k]), k
     assert toolscale.sessions() == 0
+
+
+# ---- hostile clients (issue 48 items 1-6): every loop bounded in count and time, all on 127.0.0.1 ----
+
+def _raw(port: int, data: bytes, wait_s: float = 5.0) -> bytes:
+    """Send `data` on a fresh TCP connection and read until the server closes it or `wait_s` passes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait_s) as s:
+        s.sendall(data)
+        out, deadline = b"", time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                return out
+            out += chunk
+        raise AssertionError(f"the server kept the connection open {wait_s} s; got {out[:200]!r}")
+
+
+def _post(url: str, path: str, body: bytes) -> tuple[int, dict]:
+    req = urllib.request.Request(url + path, data=body, method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_an_idle_session_is_closed_with_its_env_and_the_cap_holds():
+    """Item 1: a session idle past --idle-timeout is told, closed (code 4408) and loses its env; the
+    cap counts live envs, so 2 new sessions fit afterwards and a third is refused."""
+    s = Served(TOOLSCALE, "--max-sessions", "2", "--idle-timeout", "1")
+
+    async def run() -> None:
+        old = [await _ws(s.url) for _ in range(2)]
+        for ws in old:
+            assert (await _call(ws, {"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+        for ws in old:  # silent: told within a few seconds (OpenEnv's reaper never told the client)
+            told = json.loads(await asyncio.wait_for(ws.recv(), 8))
+            assert told["type"] == "error" and told["data"]["code"] == "SESSION_IDLE_TIMEOUT", told
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(_call(ws, {"type": "step", "data": {"text": "<message>hi</message>"}}), 8)
+            assert closed.value.rcvd.code == 4408
+        assert s.sessions() == 0
+        new = [await _ws(s.url) for _ in range(3)]
+        replies = [await _call(ws, {"type": "reset", "data": {"seed": 1}}) for ws in new[:2]]
+        assert [r["type"] for r in replies] == ["observation", "observation"]
+        refused = json.loads(await asyncio.wait_for(new[2].recv(), 8))
+        assert refused["data"]["code"] == "CAPACITY_REACHED"
+        assert s.get("/sessions") == {"active": 2, "max": 2}
+        for ws in new:
+            await ws.close()
+
+    try:
+        asyncio.run(run())
+        assert s.sessions() == 0
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def guarded():
+    s = Served(TOOLSCALE, "--max-sessions", "4", "--max-body-bytes", "65536", "--request-timeout", "1")
+    yield s
+    s.stop()
+
+
+def test_bodies_and_messages_over_the_limit_are_refused_unread(guarded):
+    """Item 2: a body declared over --max-body-bytes gets 413 before a byte of it is sent; a chunked body
+    is cut at the limit; a WebSocket message over it closes the session with 1009."""
+    head = f"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {300 << 20}\r\n\r\n"
+    reply = _raw(guarded.port, head.encode())
+    assert reply.startswith(b"HTTP/1.1 413") and b"--max-body-bytes" in reply
+    chunked = (b"POST /reset HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               + b"".join(b"%x\r\n%s\r\n" % (16384, b" " * 16384) for _ in range(5)))
+    assert _raw(guarded.port, chunked).startswith(b"HTTP/1.1 413")
+
+    async def big_message() -> int:
+        ws = await _ws(guarded.url)
+        await _call(ws, {"type": "reset", "data": {"seed": 0}})
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await _call(ws, {"type": "step", "data": {"text": "x" * 100_000}})
+        return closed.value.rcvd.code
+
+    assert asyncio.run(big_message()) == 1009
+    assert guarded.sessions() == 0
+    assert _post(guarded.url, "/reset", json.dumps({"seed": 3}).encode())[0] == 200  # still serving
+
+
+def test_half_sent_requests_are_dropped(guarded):
+    """Item 2: a client that sends part of its headers, or part of its body, and stalls is dropped
+    after --request-timeout (1 s here); 20 such clients at once, all dropped within 5 s."""
+    half_head = b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Le"
+    half_body = b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"seed\": "
+    socks = [socket.create_connection(("127.0.0.1", guarded.port), timeout=5) for _ in range(20)]
+    try:
+        for i, s in enumerate(socks):
+            s.sendall(half_head if i % 2 else half_body)
+        t0 = time.monotonic()
+        for s in socks:
+            s.recv(1024)  # b"" (or a 4xx) once the server drops it; socket.timeout (an error) if never
+        assert time.monotonic() - t0 < 5
+    finally:
+        for s in socks:
+            s.close()
+    assert guarded.get("/health")["status"] == "healthy"
+
+
+def test_client_errors_are_4xx_naming_the_field(toolscale):
+    """Item 3: no 500 for a client's input: each bad /reset body a 422 naming its field; the sessionless
+    POST /step a 409 pointing at WS /ws and Remote-v0."""
+    cases = {b'{"seed": NaN}': "NaN", b'{"seed": 1.5}': "'seed'", b'{"seed": -1}': "'seed'",
+             b'{"options": [1, 2]}': "'options'", b'{"options": {"pricing": "nope"}}': "unknown pricing schedule 'nope'",
+             b'{"sed": 1}': "unknown field(s) ['sed']", b"[1]": "JSON object", b"{nope": "Invalid JSON",
+             b'{"options": {"preference": {"outcome": 1e999}}}': "finite", b"\xff\xfe": "UTF-8"}
+    for body, expect in cases.items():
+        status, reply = _post(toolscale.url, "/reset", body)
+        assert status == 422 and expect in reply["detail"], (body, status, reply)
+    status, reply = _post(toolscale.url, "/step", json.dumps({"action": {"text": "<message>hi</message>"}}).encode())
+    assert status == 409 and "WS /ws" in reply["detail"] and "Remote-v0" in reply["detail"]
+    status, reply = _post(toolscale.url, "/reset", json.dumps({"seed": 5}).encode())
+    assert status == 200 and reply["observation"]["info"]["task_id"]
+    assert toolscale.get("/state")["env_id"] == TOOLSCALE and toolscale.sessions() == 0
+
+
+def test_malformed_websocket_messages_get_an_error_frame_and_the_session_stays(toolscale):
+    """Item 4: a JSON array, null, a string, a binary frame, 100k-deep nesting and a NaN preference
+    weight each get an error frame; the same session then plays on."""
+    async def run() -> None:
+        ws = await _ws(toolscale.url)
+        assert (await _call(ws, {"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+        for bad in ("[1, 2]", "null", '"reset"', b"\x00\x01", "[" * 100_000 + "]" * 100_000,
+                    '{"type": "reset", "data": {"seed": 0, "options": {"preference": {"outcome": NaN}}}}'):
+            await ws.send(bad)
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["type"] == "error", (bad[:40], reply)
+        inf = await _call(ws, {"type": "reset", "data": {"seed": 0, "options": {"preference": {"cost": 1e999}}}})
+        assert inf["type"] == "error" and "finite" in inf["data"]["message"]
+        assert (await _call(ws, {"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+        step = await _call(ws, {"type": "step", "data": {"text": "<message>hi</message>"}})
+        assert step["type"] == "observation"
+        await ws.close()
+
+    asyncio.run(run())
+    assert toolscale.sessions() == 0
+
+
+def test_an_empty_token_is_refused_and_an_open_non_loopback_bind_warned():
+    """Item 5: ORCHESTRA_SERVE_TOKEN="" stops `orchestra serve` (exit 2, before binding); no token on
+    a non-loopback address is warned at start-up (`check_token`, the function `serve` prints from)."""
+    from orchestra_gym.serving.server import check_token
+
+    out = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "serve", "--env", TOOLSCALE, "--port",
+                          str(_free_port())], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "ORCHESTRA_SERVE_TOKEN": ""})
+    assert out.returncode == 2 and "empty" in out.stderr and "ORCHESTRA_SERVE_TOKEN" in out.stderr, out.stderr
+    assert "WARNING" in check_token(None, "0.0.0.0") and "--token" in check_token(None, "10.1.2.3")
+    assert "loopback" in check_token(None, "127.0.0.1") and check_token("s3cret", "0.0.0.0") is None
+    with pytest.raises(ValueError, match="empty"):
+        check_token("  ", "127.0.0.1")
+
+
+def test_a_refused_reset_leaves_the_env_usable(toolscale):
+    """Item 6: after a refused reset, reset + step work: in process (gym.make, passive checker on)
+    and in a served session."""
+    env = gym.make(TOOLSCALE)
+    with pytest.raises(ValueError, match="pricing"):
+        env.reset(seed=0, options={"pricing": "nope"})
+    env.reset(seed=0)
+    assert env.step("<message>hi</message>")[4]["turn"] == 1.0
+
+    async def run() -> None:
+        ws = await _ws(toolscale.url)
+        refused = await _call(ws, {"type": "reset", "data": {"seed": 0, "options": {"pricing": "nope"}}})
+        assert refused["type"] == "error" and "pricing" in refused["data"]["message"]
+        assert (await _call(ws, {"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+        step = await _call(ws, {"type": "step", "data": {"text": "<message>hi</message>"}})
+        assert step["type"] == "observation", step
+        await ws.close()
+
+    asyncio.run(run())

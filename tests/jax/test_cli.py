@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from orchestra_jax import cli
@@ -58,3 +61,24 @@ def test_bad_set_fails_before_compute_naming_the_key(tmp_path, capsys, item, tex
     assert cli.train_main(["--set", item, "--output-dir", str(tmp_path / "out")]) == 2
     assert text in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_set_from_the_command_line_is_one_line_and_exit_code_2(tmp_path):
+    """The `orchestra` script as a user runs it: no traceback, one line naming the key and the hint."""
+    done = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "train", "--set", "optimizer.learning_rat=1e-4",
+                           "--output-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "orchestra train: unknown config key 'optimizer.learning_rat' (did you mean 'optimizer.learning_rate'?)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_any_orchestra_error_of_a_trainer_command_is_one_line_and_exit_code_2(capsys):
+    from orchestra_jax.checkpoint import CheckpointError
+
+    def broken(argv):
+        raise CheckpointError(f"checkpoint step 3 in {argv[0]}: digest mismatch")
+
+    assert cli.orchestra_main(["export", "runs/x"], commands={"export": broken}) == 2
+    assert capsys.readouterr().err == "orchestra export: checkpoint step 3 in runs/x: digest mismatch\n"

@@ -42,6 +42,7 @@ from orchestra_gym.domains.synthetic.core import (
     pick,
     safe_calculate,
 )
+from orchestra_gym.errors import ConfigError
 
 __all__ = [
     "Field",
@@ -165,7 +166,7 @@ class BookingNames:
         words: the nouns as text for descriptions, rules and task texts (see `text`).
 
     Raises:
-        ValueError: two nouns give the same id prefix (`prefix`), so ids would collide.
+        ConfigError: two nouns give the same id prefix (`prefix`), so ids would collide.
     """
 
     def __init__(self, config: BookingConfig):
@@ -195,7 +196,7 @@ class BookingNames:
         }
         prefixes = [self.prefix(x) for x in (customer, item, booking, "payment")]
         if len(set(prefixes)) != 4:
-            raise ValueError(f"BookingConfig {config.name!r}: id prefixes collide: {prefixes}; rename a noun")
+            raise ConfigError(f"BookingConfig {config.name!r}: id prefixes collide: {prefixes}; rename a noun")
 
     @staticmethod
     def prefix(noun: str) -> str:

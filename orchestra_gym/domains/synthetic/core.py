@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from orchestra_gym.domains import arith
-from orchestra_gym.errors import did_you_mean
+from orchestra_gym.errors import OrchestraError, did_you_mean
 from orchestra_gym.types import ToolCall, ToolResult, ToolSpec
 
 __all__ = [
@@ -60,7 +60,7 @@ Record = dict[str, Any]
 Database = dict[str, dict[str, Record]]
 
 
-class ToolError(Exception):
+class ToolError(OrchestraError):
     """A tool call that cannot be carried out (record not found, business rule, bad value).
 
     Raised inside tool functions only; `execute` turns it into ``ToolResult(error=True)``.

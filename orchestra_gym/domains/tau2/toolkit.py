@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from orchestra_gym.domains import arith
 from orchestra_gym.domains.tau2.db import CowDB, copy_json, render_json
+from orchestra_gym.errors import OrchestraError
 
 __all__ = [
     "tool", "Tau2Toolkit", "ModelValidationError", "Field", "validate_model", "check_str_fields", "render_result",
@@ -51,7 +52,7 @@ def tool(tool_type: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return mark
 
 
-class ModelValidationError(ValueError):
+class ModelValidationError(OrchestraError, ValueError):
     """A record failed tau2's model validation; the text reproduces pydantic 2.14's message."""
 
 

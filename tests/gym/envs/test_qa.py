@@ -462,7 +462,7 @@ def test_check_env_other_modes(hle_file, kwargs):
 
 
 def test_corpus_command(tmp_path, frames_file, capsys):
-    from orchestra_gym.domains.qa_corpus import main
+    from orchestra_gym.tasks.corpus import main
 
     out = tmp_path / "corpus.jsonl"
     assert main(["--benchmark", "frames", "--data-path", str(frames_file), "--out", str(out), "--filler", "5"]) == 0

@@ -123,3 +123,13 @@ def test_default_path_env_var(monkeypatch, tmp_path):
     monkeypatch.delenv("FRAMES_DATA_PATH")
     # without it: $ORCHESTRA_DATA_DIR/frames/... (tests/conftest.py sets it to ../shared/data when unset)
     assert default_frames_path() == Path(os.environ["ORCHESTRA_DATA_DIR"]) / "frames" / "frames_test_set.csv"
+
+
+def test_offline_hub_fails_at_once_naming_the_sample(tmp_path):
+    """Item 7 (issue 48): no local file, FRAMES not cached and the hub unreachable: load_frames fails
+    within seconds (not after the hub's ~24 s of retries) and names data_path="sample"."""
+    from tests.gym.tasks.test_hle import load_offline
+
+    seconds, out = load_offline("load_frames()", tmp_path)
+    assert out.startswith("ERR") and 'data_path="sample"' in out and "unreachable" in out, out
+    assert seconds < 15, seconds

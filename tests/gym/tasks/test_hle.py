@@ -112,3 +112,31 @@ def test_offline_without_data_names_the_fix():
     for needle in ("huggingface.co/datasets/cais/hle", "accept its terms", "huggingface-cli login", "HF_TOKEN", "data_path="):
         assert needle in out
     assert "huggingface-cli login" in ACCESS_HELP
+
+
+def load_offline(call: str, tmp_path: Path) -> tuple[float, str]:
+    """Run `call` (a loader call) in a fresh process whose Hugging Face hub is a closed port on
+    127.0.0.1 (nothing listens: every connection is refused) with an empty cache; (seconds, message)."""
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: connections to it are refused
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HLE_DATA_PATH", "FRAMES_DATA_PATH", "ORCHESTRA_DATA_DIR", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{port}", HF_HOME=str(tmp_path / "hf"), HF_TOKEN="hf_not_a_real_token",
+               PYTHONPATH=str(REPO))
+    code = (f"from orchestra_gym.tasks.frames import load_frames\nfrom orchestra_gym.tasks.hle import load_hle\n"
+            f"try:\n    {call}\nexcept RuntimeError as e:\n    print('ERR', e)\n")
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return time.monotonic() - t0, out.stdout
+
+
+def test_offline_hub_fails_at_once_naming_the_sample(tmp_path):
+    """Item 7 (issue 48): with no file and an unreachable hub, load_hle fails within seconds (not after
+    the hub's ~24 s of retries) and names data_path="sample"."""
+    seconds, out = load_offline("load_hle()", tmp_path)
+    assert out.startswith("ERR") and 'data_path="sample"' in out and "unreachable" in out, out
+    assert seconds < 15, seconds  # the interpreter and imports take most of it

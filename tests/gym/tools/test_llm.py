@@ -331,6 +331,49 @@ def test_bad_models_file_errors_name_file_key_and_fix(tmp_path, text, match):
     assert str(f) in str(ei.value) and "fix:" in str(ei.value)
 
 
+@pytest.mark.parametrize("line, match", [
+    ("output_per_m = nan", r"\[models.'m'\].output_per_m: must be a finite number, got nan"),
+    ("input_per_m = -inf", r"\[models.'m'\].input_per_m: must be a finite number, got -inf"),
+    ("timeout_s = inf", r"\[models.'m'\].timeout_s: must be a finite number, got inf"),
+    ("max_concurrency = 2.5", r"\[models.'m'\].max_concurrency: must be an integer, got 2.5"),
+    ('sampling = {temperature = "hot"}', r"\[models.'m'\].sampling: temperature must be a finite number, got 'hot'"),
+    ("sampling = {top_p = nan}", r"\[models.'m'\].sampling: top_p must be a finite number, got nan"),
+    ("sampling = {max_tokens = 1.5}", r"\[models.'m'\].sampling: max_tokens must be an integer, got 1.5"),
+    ("sampling = {stop = 3}", r"\[models.'m'\].sampling: stop must be a string or a list of strings"),
+])
+def test_models_file_values_are_finite_and_typed_at_load(tmp_path, line, match):
+    """Issue 48 item 14: every number of a models file is finite and of its type, checked at load
+    (naming the model and the key); before, these loaded and failed mid-run (inf: OverflowError on
+    every request; NaN price: "cost_usd must be finite" after a run folder was written)."""
+    f = tmp_path / "m.toml"
+    other_price = {"output_per_m": "input_per_m = 1.0", "input_per_m": "output_per_m = 1.0"}.get(line.split(" ")[0], "")
+    f.write_text(f'[models."m"]\nbase_url = "http://127.0.0.1:9/v1"\n{line}\n{other_price}\n')
+    with pytest.raises(ModelsFileError, match=match):
+        load_models(f)
+    f.write_text('[defaults]\ntimeout_s = nan\n[models."m"]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    with pytest.raises(ModelsFileError, match=r"\[defaults\].timeout_s: must be a finite number"):
+        load_models(f)
+
+
+def test_a_bad_models_file_value_stops_eval_before_the_run_folder(tmp_path):
+    """Issue 48 item 14: `orchestra eval --agent llm:m --models F` with ``output_per_m = nan`` exits 2
+    naming the model and key, and writes no run folder."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    f = tmp_path / "m.toml"
+    f.write_text('[models."m"]\nbase_url = "http://127.0.0.1:9/v1"\ninput_per_m = 1.0\noutput_per_m = nan\n')
+    run = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "orchestra_jax.cli", "eval", "--env", "ToolOrchestra-ToolScale-v0",
+                          "--agent", "llm:m", "--models", str(f), "--episodes", "1", "--output-dir", str(run),
+                          "--no-progress"], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 2 and "[models.'m'].output_per_m: must be a finite number" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and not run.exists()
+
+
 def test_missing_models_file(tmp_path):
     with pytest.raises(ModelsFileError, match="does not exist"):
         load_models(tmp_path / "nope.toml")
@@ -424,3 +467,48 @@ def test_lone_surrogate_in_one_call_costs_one_call_only():
         assert srv.count == 2
         sent = json.dumps(srv.chat_requests[-1])
         assert "\\ufffd" in sent and "\\ud800" not in sent
+
+
+@pytest.mark.parametrize("encoding,size", [("gzip", 64 << 20), ("deflate", 64 << 20), ("gzip, gzip", 128 << 20)])
+def test_compressed_bombs_stop_at_the_cap_while_decoding(server, encoding, size):
+    """Issue 48 item 12: a reply of a few KiB (gzip ~1000:1, or gzip inside gzip) that inflates to
+    64-128 MiB fails the attempt at max_response_bytes (1 MiB), stacked codings are refused unread,
+    and the client's peak allocation stays within a few MiB (it was the whole inflated chunk:
+    +270 to +550 MiB); sync and async."""
+    import random
+    import tracemalloc
+
+    import httpx
+
+    from orchestra_gym.tools.llm import asend_with_retries, send_with_retries
+
+    policy = RetryPolicy(max_retries=2, base_backoff_s=0.01, timeout_s=20.0, max_response_bytes=1 << 20)
+    url, sent = server.base_url + "/chat/completions", {"messages": []}
+    server.queue_fault("bomb", size=size, encoding=encoding, times=2)  # built here, before tracing starts
+    peaks = []
+    with httpx.Client() as client:
+        tracemalloc.start()
+        try:
+            out = send_with_retries(client, url, sent, {}, policy, random.Random(0))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.reset_peak()
+
+            async def async_call():
+                async with httpx.AsyncClient() as aclient:
+                    return await asend_with_retries(aclient, url, sent, {}, policy, random.Random(0))
+
+            aout = asyncio.run(async_call())
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    expect = "Content-Encoding 'gzip, gzip' is refused" if "," in encoding else "max_response_bytes=1048576"
+    for o in (out, aout):
+        assert o.response is None and o.attempts == 1, o
+        assert expect in o.error, o.error
+    assert max(peaks) < 8 << 20, peaks
+    if "," in encoding:
+        return
+    server.queue_fault("bomb", size=1000, encoding=encoding)  # a small encoded reply still reads whole
+    with httpx.Client() as client:
+        ok = send_with_retries(client, url, sent, {}, policy, random.Random(0))
+    assert ok.response.json() == {"pad": "x" * 1000}
