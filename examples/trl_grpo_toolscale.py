@@ -85,14 +85,23 @@ def env_reward(completions: list, env_reward: list[float], **_: object) -> list[
     return list(env_reward)
 
 
-def main(argv: "list[str] | None" = None) -> dict:
+def parse_args(argv: "list[str] | None" = None) -> argparse.Namespace:
+    """The example's arguments; every folder it writes is under ``--output-dir`` by default (``runs/``,
+    which git ignores), so a run leaves nothing untracked in the working tree."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base-url", default="http://127.0.0.1:8000")
     p.add_argument("--steps", type=int, default=3)
-    p.add_argument("--model-dir", default="tiny-policy", help="the tiny model (built there when missing)")
+    p.add_argument("--model-dir", help="the tiny model (built there when missing; default OUTPUT_DIR/tiny-policy)")
     p.add_argument("--output-dir", default="runs/trl-grpo")
     p.add_argument("--max-new-tokens", type=int, default=16)
     args = p.parse_args(argv)
+    if args.model_dir is None:
+        args.model_dir = str(Path(args.output_dir) / "tiny-policy")
+    return args
+
+
+def main(argv: "list[str] | None" = None) -> dict:
+    args = parse_args(argv)
     model_dir = Path(args.model_dir)
     if not (model_dir / "config.json").exists():
         build_tiny_model(model_dir)

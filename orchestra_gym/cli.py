@@ -19,7 +19,10 @@ in as one line on stderr.
 SIGINT (Ctrl-C) or SIGTERM stops a run cleanly (`orchestra_gym.evaluation.stop_on_signals`: no new
 episode, the ones in flight abandoned at their next step; a second signal stops at once): one line
 on stderr names what is kept and the ``--resume`` command, the run folder gets the partial
-``summary.json``, the exit code is 130.
+``summary.json``, the exit code is 130. Infrastructure failures (an endpoint down, a missing API key)
+are not task failures: the first one's cause is printed on stderr, and a run where no episode could be
+graded exits with code 1. Every JSON file a run writes is strict (null for an undefined mean, never
+``NaN``).
 
 ``orchestra regrade RUN_DIR`` recomputes grades and the summary from the stored trajectories
 (`orchestra_gym.evaluation.regrade`); ``orchestra report RUN_DIR... [--baseline RUN_DIR]
@@ -52,8 +55,8 @@ import gymnasium as gym
 
 from orchestra_gym.agents import agent_factory, register_agent_kind
 from orchestra_gym.errors import ConfigError, DependencyNotInstalled, OrchestraError
-from orchestra_gym.evaluation import (EvaluationStopped, StopRequest, evaluate, format_qa_table, format_table, jsonable,
-                                      regrade, report, resume, stop_on_signals)
+from orchestra_gym.evaluation import (EpisodeResult, EvaluationStopped, StopRequest, evaluate, format_qa_table,
+                                      format_table, regrade, report, resume, stop_on_signals, strict_json)
 from orchestra_gym.registration import ENV_SPECS
 from orchestra_gym.setting import Setting
 
@@ -104,17 +107,19 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
     progress = not args.no_progress
     if args.resume:
         results, summary = resume(args.resume, env_id=args.env, agent=args.agent, max_concurrency=args.max_concurrency,
-                                  max_retries=args.max_retries, progress=progress, stop=stop)
+                                  max_retries=args.max_retries, episodes=args.episodes, trials=args.trials,
+                                  seed=args.seed, models=args.models, replace_models=args.replace_models,
+                                  progress=progress, stop=stop)
     else:
         if not args.agent:
             raise ConfigError("--agent is required (or --resume RUN_DIR to continue a run)")
-        kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+        args.seed = 0 if args.seed is None else args.seed
+        args.trials = 1 if args.trials is None else args.trials
+        kwargs = _json_object("--env-kwargs", args.env_kwargs)
         setting = Setting.read(args.setting_of) if args.setting_of else None  # fails before an agent is loaded
         if setting is not None and args.env and args.env != setting.env_id:
             raise ConfigError(f"--setting-of {args.setting_of} is a setting of {setting.env_id}, not of --env {args.env}; "
                              "drop --env (or --setting-of)")
-        if args.models:  # the env's model tools too, unless --env-kwargs names its own (null: simulated)
-            kwargs.setdefault("models", args.models)
         factory = agent_factory(args.agent, args.seed, models=args.models, cache=args.cache, cache_mode=args.cache_mode)
         try:
             own, source = setting, f"--setting-of {args.setting_of}"
@@ -125,46 +130,99 @@ def _play_eval(args: argparse.Namespace, stop: StopRequest) -> int:
                 raise ConfigError(f"--env is required for agent {args.agent!r} (e.g. --env ToolOrchestra-ToolScale-v0)")
             if args.data_path:
                 kwargs[_data_keyword(env_id)] = args.data_path
+            own_models = bool(args.models) and "models" not in kwargs  # --env-kwargs names none
             if own is not None and own.env_id == env_id:
                 kwargs, options = {**own.env_kwargs, **kwargs}, dict(own.reset_options)
             else:
                 source = "the env's defaults"
+            if own_models and kwargs.get("expert_pool") is None:
+                # the env's model tools too, unless --env-kwargs names its own (null: simulated); an expert
+                # pool's experts are simulated profiles: the file then serves the llm: agent only
+                kwargs["models"] = args.models
             if setting is None and factory.env_id is not None and factory.env_id != env_id:
                 print(f"note: agent {args.agent} was trained on {factory.env_id}; playing {env_id} with its defaults",
                       file=sys.stderr)
             if args.reset_options:  # e.g. a trained run's setting for an LLM agent (tools exposed, preference)
-                options = {**options, **json.loads(args.reset_options)}
+                options = {**options, **_json_object("--reset-options", args.reset_options)}
             given = [f for f, v in (("--env-kwargs", args.env_kwargs), ("--reset-options", args.reset_options),
                                     ("--data-path", args.data_path), ("--models", args.models)) if v]
             extra = f" and {', '.join(given)}" if given else ""
             print(f"orchestra eval: setting: {Setting(env_id, kwargs, options).describe()} ({source}{extra})",
                   file=sys.stderr)
-            if kwargs.get("models") is not None:  # a models file: which of the env's model tools it makes real
-                print(f"orchestra eval: {_model_tools_line(env_id, kwargs['models'])}", file=sys.stderr)
+            if kwargs.get("models") is not None or (args.models and kwargs.get("expert_pool") is not None):
+                print(f"orchestra eval: {_model_tools_line(env_id, kwargs)}", file=sys.stderr)
             results, summary = evaluate(
                 env_id, args.agent, 20 if args.episodes is None else args.episodes, seed=args.seed, env_kwargs=kwargs,
                 all_tasks=args.all_tasks, trials=args.trials, trajectories_path=args.trajectories, progress=progress,
                 max_concurrency=args.max_concurrency, max_retries=args.max_retries or 0, output_dir=args.output_dir,
-                options=options, agents=lambda s: factory(s - args.seed), stop=stop,
+                options=options, agents=lambda s: factory(s - args.seed), stop=stop, models=args.models,
             )
         finally:
             factory.close()
     _print_summary(summary)
     if args.output_json:
         Path(args.output_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output_json).write_text(json.dumps(jsonable(summary), indent=2))
-    return 0
+        Path(args.output_json).write_text(strict_json(summary, indent=2))
+    return _infra_exit(results)
 
 
-def _model_tools_line(env_id: str, models: object) -> str:
-    """One line naming the env's model tools that are real (named by the models file) and simulated.
+def _infra_exit(results: "list[EpisodeResult]") -> int:
+    """The exit code of a played run: 0, or 1 when no episode could be graded (every one an infra
+    failure); the first infrastructure cause is printed on stderr whenever there is one."""
+    failed = [r for r in results if r.infra_error is not None]
+    if not failed:
+        return 0
+    print(f"orchestra eval: first infrastructure failure (seed {failed[0].seed}): {failed[0].infra_error}",
+          file=sys.stderr)
+    if len(failed) < len(results):
+        return 0
+    print(f"orchestra eval: no episode could be graded ({len(failed)} of {len(results)} infra failures): fix the "
+          "endpoint or key named above, then play them again with --resume (an --output-dir run) or a new run",
+          file=sys.stderr)
+    return 1
+
+
+def _json_object(flag: str, text: str | None) -> dict:
+    """A flag's JSON object ({} when not given).
+
+    Raises:
+        ConfigError: not JSON, or JSON that is not an object (names the flag, the error and the fix).
+    """
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{flag}: not JSON ({e}): {text!r}; fix: a JSON object in single quotes, e.g. "
+                          f"{flag} '{{\"max_turns\": 6}}'") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} must be a JSON object, got {text!r}; fix: e.g. {flag} '{{\"max_turns\": 6}}'")
+    return value
+
+
+def _model_tools_line(env_id: str, kwargs: dict) -> str:
+    """One line naming the env's model tools (with `kwargs`, its ``gym.make`` keywords) that are real
+    (named by the models file ``kwargs["models"]``) and simulated. An expert pool (``expert_pool``)
+    offers its own experts (the training ones, or all with ``held_out_experts`` include / only), all
+    simulated.
 
     Raises:
         ModelsFileError: a models file that cannot be read (with the hint to keep the tools simulated).
+        KeyError: an unknown expert pool.
     """
     from orchestra_gym.registration import EnvFactory
     from orchestra_gym.tools.models import ModelsConfig, load_models
 
+    if kwargs.get("expert_pool") is not None:
+        from orchestra_gym.tools.pools import get_pool
+
+        pool = get_pool(kwargs["expert_pool"])
+        offered = list(pool.train_names)
+        if kwargs.get("held_out_experts", "exclude") != "exclude":
+            offered += list(pool.held_out_names)
+        return (f"model tools: real none; simulated {', '.join(offered)} (expert pool {pool.name!r}: the experts "
+                "offered are drawn from these each episode; the models file serves the llm: agent only)")
+    models = kwargs.get("models")
     entry = gym.spec(env_id).entry_point
     ids = tuple(getattr(entry.env_class(), "MODEL_TOOL_IDS", ())) if isinstance(entry, EnvFactory) else ()
     if not ids:
@@ -191,7 +249,7 @@ def _print_summary(summary: dict) -> None:
 
 
 def _regrade(args: argparse.Namespace) -> int:
-    summary = regrade(args.run_dir, env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else None)
+    summary = regrade(args.run_dir, env_kwargs=_json_object("--env-kwargs", args.env_kwargs))
     _print_summary(summary)
     return 0
 
@@ -283,9 +341,10 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
                    "policy:RUN_DIR: the run's env)")
     p.add_argument("--agent", help="random | oracle | cascade | expert-<k> | llm:<model id> (an OpenAI-compatible endpoint "
                    "of --models) | policy:RUN_DIR (a trained run, in its own setting); required unless --resume")
-    p.add_argument("--episodes", type=int, help="episodes (default 20); with --all-tasks the cap on tasks (0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--trials", type=int, default=1, help="plays of each task; pass^k is reported for k = 1..trials")
+    p.add_argument("--episodes", type=int, help="episodes (default 20); with --all-tasks the cap on tasks (0 = all); "
+                   "with --resume, --episodes/--trials may extend the run's plan")
+    p.add_argument("--seed", type=int, help="the first episode's seed (default 0); episode i is reset with seed + i")
+    p.add_argument("--trials", type=int, help="plays of each task (default 1); pass^k is reported for k = 1..trials")
     p.add_argument("--max-concurrency", type=int, default=1, help="episodes played at once (threads; each model's "
                    "max_concurrency of the models file still holds)")
     p.add_argument("--max-retries", type=int, help="extra plays of an episode hit by an infrastructure failure "
@@ -306,6 +365,9 @@ def add_subcommands(sub: "argparse._SubParsersAction") -> None:
                    "refused for ToolScale, whose tasks are generated")
     p.add_argument("--models", help="models file (TOML) for real endpoints: the llm: agent's model and the env's "
                    "model tools (--env-kwargs '{\"models\": null}' keeps the tools simulated)")
+    p.add_argument("--replace-models", action="store_true", help="with --resume and --models: play the rest of the "
+                   "run with this models file although it differs from the one recorded in run.json (by default a "
+                   "resume plays with the recorded file, and refuses a different --models)")
     p.add_argument("--cache", help="SQLite record/replay cache of the llm: agent's requests (the env's model tools take "
                    "their own: --env-kwargs '{\"cache\": FILE}')")
     p.add_argument("--cache-mode", default="record-missing", choices=("off", "record", "replay", "record-missing"),

@@ -21,7 +21,7 @@ import numpy as np
 
 from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.description import EnvDescription
-from orchestra_gym.errors import ResetNeeded, did_you_mean
+from orchestra_gym.errors import ConfigError, ResetNeeded, did_you_mean
 from orchestra_gym.parsing import ParsedAction, parse_action
 from orchestra_gym.rewards import RewardLayout
 from orchestra_gym.spaces import TextSpace
@@ -52,6 +52,18 @@ def render_transcript(messages: list[Message]) -> str:
             head += f" {m.name or ''} [{m.tool_call_id or ''}]"
         parts.append(f"{head}\n{m.content}")
     return "\n\n".join(parts)
+
+
+def _count(key: str, value: Any) -> int:
+    """`value` as an int >= 1 (an int, or a float with an integral value).
+
+    Raises:
+        ConfigError: anything else (a string, a bool, 2.5, 0), naming `key` and the fix.
+    """
+    ok = isinstance(value, (int, np.integer)) or (isinstance(value, (float, np.floating)) and float(value).is_integer())
+    if isinstance(value, (bool, np.bool_)) or not ok or value < 1:
+        raise ConfigError(f"{key} must be an integer >= 1, got {value!r}; fix: e.g. {key}=6")
+    return int(value)
 
 
 class OrchestraEnv(gym.Env[str, str]):
@@ -165,10 +177,8 @@ class OrchestraEnv(gym.Env[str, str]):
         preference_form: str = "numeric",
         preference_split: str = "train",
     ):
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
-        if max_errors < 1:
-            raise ValueError(f"max_errors must be >= 1, got {max_errors}")
+        max_turns, max_errors = _count("max_turns", max_turns), _count("max_errors", max_errors)
+        max_observation_chars = _count("max_observation_chars", max_observation_chars)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.max_turns = int(max_turns)

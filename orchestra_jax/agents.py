@@ -41,7 +41,11 @@ class PolicyAgent:
       max_new_tokens: tokens per assistant turn (the run's ``max_new_tokens``).
       max_seq_len: tokens per episode (prompt + all turns); the sampler's cache holds this many plus
         the padding of its length buckets.
-      temperature: 0 = greedy (default); > 0 samples with PRNG keys from (seed, episode, turn).
+      temperature: 0 = greedy (default); > 0 samples with PRNG keys from (seed, episode seed, turn): the
+        episode seed is the one the env was reset with (``env.unwrapped.np_random_seed``), so an episode's
+        text depends only on its own seed, never on the episodes played before it (a resumed
+        ``orchestra eval`` equals the uninterrupted run); an env reset without a seed falls back on the
+        agent's episode count.
       top_k, top_p: keep the k most likely ids (0 = off) / the nucleus of mass p (1 = off) when sampling.
       seed: sampling seed.
       env_id, env_kwargs, reset_options: the training environment (informational; see the module doc).
@@ -78,6 +82,7 @@ class PolicyAgent:
                                pad_id=tokenizer.pad_id)
         self.episodes = 0
         self._state = None
+        self._episode_key = 0
         self._length = 0
         self._turn = 0
         self._open = False
@@ -93,6 +98,8 @@ class PolicyAgent:
         self._turn = 0
         self._open = False
         self.episodes += 1
+        seed = getattr(getattr(env, "unwrapped", env), "np_random_seed", None)
+        self._episode_key = int(seed) if isinstance(seed, int) and seed >= 0 else self.episodes
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         """The next assistant turn's text (the env's new messages since the last turn are fed first).
@@ -108,7 +115,7 @@ class PolicyAgent:
                 return ""
             self._state = self.sampler.extend(self._state, [env_ids])
             self._length += len(env_ids)
-        rng = int(np.random.default_rng([self.seed, self.episodes, self._turn]).integers(0, 2**31))
+        rng = int(np.random.default_rng([self.seed, self._episode_key, self._turn]).integers(0, 2**31))
         self._state, out = self.sampler.generate(self._state, max_new_tokens=self.max_new_tokens,
                                                  temperature=self.temperature, top_k=self.top_k, top_p=self.top_p,
                                                  rng=rng, active=[True])

@@ -27,6 +27,7 @@ repeats it. The command line is `orchestra_jax.cli`.
 from __future__ import annotations
 
 import json
+import re
 import resource
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +58,14 @@ from orchestra_jax.train_step import (UpdateResult, grpo_updates, init_state, ma
                                       params_digest, split_micro)
 
 __all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "json_safe", "EVAL_TASK_BASE",
-           "TrainingStopped"]
+           "eval_file_name", "TrainingStopped"]
+
+def eval_file_name(tag: str) -> str:
+    """The file an evaluation tagged `tag` is written to: ``eval_<tag>.json`` with every run of
+    characters other than letters, digits, ``.``, ``-`` and ``_`` made one ``_`` (a preference named
+    ``accuracy first`` gives ``eval_final_accuracy_first.json``: no spaces in written file names)."""
+    return "eval_" + re.sub(r"[^A-Za-z0-9._-]+", "_", tag) + ".json"
+
 
 EVAL_TASK_BASE = 2**31  # held-out tasks: ToolScale seeds >= 2^31 (training tasks draw seeds < 2^31)
 
@@ -309,7 +317,7 @@ class Run:
         s = episode_summary(trajs)
         s["tag"] = tag
         s["preference"] = dict(preference if preference is not None else cfg.env.preference)
-        return self._summarised(s, f"eval_{tag}.json")
+        return self._summarised(s, eval_file_name(tag))
 
     def _summarised(self, s: dict[str, Any], file_name: str) -> dict[str, Any]:
         """Write `s` (with its whole tool mix, as ``tool_mix_by_tool``) to DIR/`file_name`; return it with

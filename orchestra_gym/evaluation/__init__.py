@@ -34,7 +34,7 @@ from orchestra_gym.evaluation.metrics import (TAU2_PREFIX, aiq, asked_moves, by_
                                               moves_as_asked, pass_hat_k, pass_hat_ks, preference_score, qa_metrics,
                                               rollout_summary, summarize, tau2_task_weighted, wald_interval)
 from orchestra_gym.evaluation.records import (ORCHESTRATOR_USAGE, EpisodeResult, Outcome, TrajectoryWriter, is_infra,
-                                              jsonable, trajectory_line)
+                                              jsonable, strict_json, trajectory_line)
 from orchestra_gym.evaluation.report import MODEL_TOOLS, format_mix, format_qa_table, format_table, report, table1_row
 from orchestra_gym.evaluation.runner import EvaluationStopped, StopRequest, run_episodes, stop_on_signals
 from orchestra_gym.evaluation.runs import (RUN_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, RunConfig, evaluate, load_run,
@@ -45,7 +45,7 @@ __all__ = [
     "infra_error_of", "is_infra", "INFRA_EXCEPTIONS", "pass_hat_k", "pass_hat_ks", "table1_row",
     "tau2_task_weighted", "report", "cost_accuracy_hull", "hull_accuracy", "hull_gap", "aiq", "summarize",
     "qa_metrics", "rollout_summary", "preference_score", "group_preference_score", "wald_interval",
-    "mean_tool_calls", "by_label", "format_table", "format_qa_table", "format_mix", "jsonable", "MODEL_TOOLS",
+    "mean_tool_calls", "by_label", "format_table", "format_qa_table", "format_mix", "jsonable", "strict_json", "MODEL_TOOLS",
     "ORCHESTRATOR_USAGE", "asked_moves", "moves_as_asked", "Outcome", "TrajectoryWriter", "trajectory_line",
     "RUN_FILE", "TRAJECTORIES_FILE", "SUMMARY_FILE", "TAU2_PREFIX", "StopRequest", "EvaluationStopped",
     "stop_on_signals", "play_episode", "env_seed", "EpisodeAbandoned",

@@ -11,6 +11,7 @@ infrastructure failure (left out of every metric) from a played episode.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Mapping
@@ -19,7 +20,7 @@ from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["EpisodeResult", "Outcome", "jsonable", "is_infra", "TrajectoryWriter", "trajectory_line", "ORCHESTRATOR_USAGE"]
+__all__ = ["EpisodeResult", "Outcome", "jsonable", "strict_json", "is_infra", "TrajectoryWriter", "trajectory_line", "ORCHESTRATOR_USAGE"]
 
 #: The orchestrator's own usage keys (``info["episode_orchestrator_<key>"]``, `OrchestraEnv.add_orchestrator_usage`).
 ORCHESTRATOR_USAGE = ("cost_usd", "latency_s", "prompt_tokens", "completion_tokens")
@@ -128,6 +129,26 @@ def jsonable(x: Any, array: Any = None) -> Any:
     return x
 
 
+def strict_json(x: Any, **dumps_kwargs: Any) -> str:
+    """`x` as strict JSON (RFC 8259): `jsonable`, with every non-finite float (NaN, +-inf: e.g. the
+    success rate of a run without a graded episode) written as ``null``, never as a bare ``NaN``
+    that strict parsers refuse. `dumps_kwargs` go to `json.dumps` (``indent``...)."""
+    def finite(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: finite(w) for k, w in v.items()}
+        if isinstance(v, list):
+            return [finite(w) for w in v]
+        return v
+
+    plain = jsonable(x)
+    try:  # the common case, without a walk over the value: nothing non-finite
+        return json.dumps(plain, allow_nan=False, **dumps_kwargs)
+    except ValueError:
+        return json.dumps(finite(plain), allow_nan=False, **dumps_kwargs)
+
+
 def is_infra(x: Outcome) -> bool:
     """Whether an episode is an infra failure: an `EpisodeResult` with ``infra_error``, or a final
     ``info`` with ``end_reason == "orchestrator_error"``."""
@@ -138,8 +159,9 @@ def is_infra(x: Outcome) -> bool:
 
 def trajectory_line(result: EpisodeResult) -> str:
     """One line of a ``trajectories.jsonl``: `EpisodeResult.record` plus ``messages`` as JSON (UTF-8
-    kept as is), newline-terminated; `EpisodeResult.from_record` reads it back."""
-    return json.dumps({**result.record(), "messages": result.messages}, ensure_ascii=False) + "\n"
+    kept as is; strict: a non-finite float is ``null``, `strict_json`), newline-terminated;
+    `EpisodeResult.from_record` reads it back."""
+    return strict_json({**result.record(), "messages": result.messages}, ensure_ascii=False) + "\n"
 
 
 class TrajectoryWriter:

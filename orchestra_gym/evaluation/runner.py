@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from tqdm import tqdm
 
 from orchestra_gym.agents import Agent
@@ -155,7 +156,11 @@ def run_episodes(
 
     The tasks: `task_ids` when given; else, with `all_tasks`, the env's fixed task list
     (``env.unwrapped.describe().task_ids``: tau2, HLE, FRAMES); `episodes` caps either (0 = all). Otherwise
-    `episodes` episodes whose tasks the env draws from their seeds. Each task is played `trials`
+    `episodes` episodes whose tasks the env draws from their seeds; on an env with a fixed task list
+    (``describe().task_ids``), episode k plays task ``task_ids[order[(seed + k) % n]]``
+    (``order``: a permutation of the n tasks fixed by n), so that the tasks are drawn without
+    replacement (20 episodes over >= 20 tasks play 20 distinct tasks, as App. L's pairing of two runs
+    by task needs). Each task is played `trials`
     times, trial by trial (every task once, then every task again...); episode number i of that
     order (the plan) is reset with seed ``seed + i`` and ``options`` plus ``{"task_id": ...}``
     (with one trial and drawn tasks: episode i has seed ``seed + i``, as ``orchestra eval``
@@ -227,6 +232,10 @@ def run_episodes(
             task_ids = list(envs[0].unwrapped.describe().task_ids)
             if not task_ids:
                 raise ValueError(f"{_env_name(envs[0])} has no fixed task list; --all-tasks works for tau2, HLE and FRAMES envs")
+        listed = list(envs[0].unwrapped.describe().task_ids) if task_ids is None else None
+        if listed and episodes:  # a fixed task list, drawn: without replacement over consecutive seeds
+            order = np.random.default_rng(len(listed)).permutation(len(listed))
+            task_ids = [listed[order[(seed + k) % len(listed)]] for k in range(episodes)]
         tasks: list[Any] = list(task_ids)[: episodes or None] if task_ids is not None else [None] * episodes
         plan = [(trial, tid) for trial in range(trials) for tid in tasks]
         previous = {r.seed: r for r in done if r.infra_error is None}

@@ -15,6 +15,7 @@ App. D prices).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import tomllib
@@ -25,7 +26,7 @@ from typing import Any
 from orchestra_gym import pricing as _pricing
 from orchestra_gym.errors import ConfigError, did_you_mean
 
-__all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "DEFAULT_MODELS_FILE", "MODELS_ENV",
+__all__ = ["ModelEntry", "ModelsConfig", "ModelsFileError", "load_models", "models_file_record", "load_models_record", "DEFAULT_MODELS_FILE", "MODELS_ENV",
            "TOOL_CALLING_MODES"]
 
 DEFAULT_MODELS_FILE = Path(__file__).resolve().with_name("models_default.toml")
@@ -313,7 +314,40 @@ def load_models(path: "str | os.PathLike[str] | None" = None) -> ModelsConfig:
     if not p.is_file():
         raise ModelsFileError(f"models file {p} does not exist; fix: pass an existing file (see "
                               f"{DEFAULT_MODELS_FILE} for the format) or unset ${MODELS_ENV}")
-    text = p.read_text(encoding="utf-8")
+    return _parse_text(p.read_text(encoding="utf-8"), p)
+
+
+def models_file_record(path: "str | os.PathLike[str]") -> dict[str, str]:
+    """What a run records of the models file it played with: ``{"path", "sha256", "text"}`` (the
+    file's path as given, the SHA-256 of its UTF-8 text as hex, the text itself), so that the run can
+    be continued with exactly these endpoints and prices (`load_models_record`). The file is
+    validated first (`load_models`).
+
+    Raises:
+        ModelsFileError: as `load_models`.
+    """
+    load_models(path)
+    text = Path(path).read_text(encoding="utf-8")
+    return {"path": str(path), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "text": text}
+
+
+def load_models_record(record: "dict[str, str]") -> ModelsConfig:
+    """The `ModelsConfig` of a `models_file_record` (its ``text``, read as the recorded path's
+    format: YAML for ``.yaml``/``.yml``, else TOML); errors name the path as recorded in the run.
+
+    Raises:
+        ModelsFileError: a record whose text does not match its ``sha256`` (edited by hand), or
+            invalid content (as `load_models`).
+    """
+    text = str(record.get("text", ""))
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != record.get("sha256"):
+        raise ModelsFileError(f"models file {record.get('path')} as recorded in run.json: its text does not match "
+                              f"its sha256; fix: restore run.json, or resume with --models FILE --replace-models")
+    return _parse_text(text, Path(str(record.get("path", "models.toml"))))
+
+
+def _parse_text(text: str, p: Path) -> ModelsConfig:
+    """A models file's text parsed (TOML, or YAML by `p`'s suffix) and validated (errors name `p`)."""
     if p.suffix.lower() in (".yaml", ".yml"):
         try:
             import yaml

@@ -30,3 +30,20 @@ def test_trl_grpo_trains_against_orchestra_serve(tmp_path, monkeypatch):
     env, logged = out["env_rewards"], out["logged_rewards"]
     assert len(env) == 8 and len(logged) == 2
     assert logged == pytest.approx([sum(env[:4]) / 4, sum(env[4:]) / 4])
+
+
+def test_the_examples_and_exports_default_folders_are_ignored_by_git():
+    """Issue 48 item 23: the TRL example (run as the README says, from the repo root) and the README's
+    `orchestra export ... --hf exported/tiny` leave no untracked folder in the working tree."""
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location("trl_example", ROOT / "examples" / "trl_grpo_toolscale.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    args = example.parse_args([])
+    written = [args.model_dir, args.output_dir, "exported/tiny"]
+    assert Path(args.model_dir).parent == Path(args.output_dir)
+    for path in written:
+        r = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT)
+        assert r.returncode == 0, f"{path} would be an untracked folder"
+    assert example.parse_args(["--output-dir", "x"]).model_dir == str(Path("x") / "tiny-policy")
