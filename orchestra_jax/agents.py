@@ -27,7 +27,7 @@ from orchestra_jax.policy import run_setting
 from orchestra_jax.rollout import env_reply_ids
 from orchestra_jax.runs import load_run
 from orchestra_jax.sampler import Sampler
-from orchestra_jax.tokenizer import ChatTokenizer, render_messages
+from orchestra_jax.tokenizer import ChatTokenizer
 
 __all__ = ["PolicyAgent", "load_policy_agent", "evaluate_run", "policy_agent_factory"]
 
@@ -89,7 +89,7 @@ class PolicyAgent:
 
     def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
         """Start an episode: tokenize the env's first messages (system prompt, user) and prefill."""
-        prompt = self.tok.encode(render_messages(info.get("new_messages", [])))
+        prompt = self.tok.encode(self.tok.render_messages(info.get("new_messages", [])))
         if len(prompt) + self.max_new_tokens > self.max_seq_len:
             raise ValueError(f"the env's prompt has {len(prompt)} tokens; with max_new_tokens={self.max_new_tokens} "
                              f"it exceeds max_seq_len={self.max_seq_len} (was the policy trained on this env?)")

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 from orchestra_gym.evaluation.episode import env_seed
 from orchestra_jax.slots import slot_engine
-from orchestra_jax.tokenizer import ChatTokenizer, render_messages
+from orchestra_jax.tokenizer import ChatTokenizer
 from orchestra_jax.train_sections import ROLLOUT_ENGINES
 from orchestra_jax.trajectory import (
     CUT_REASONS,
@@ -139,7 +139,7 @@ def collect_rollouts(
         opts = _group_options(envs, task_options, g, seed)
         resets = list(pool.map(lambda r: envs[r].reset(seed=env_seed(seed, r // g), options=opts[r // g]),
                                range(n * g)))
-        episodes = [Episode(tokenizer.encode(render_messages(info.get("new_messages", []))), info)
+        episodes = [Episode(tokenizer.encode(tokenizer.render_messages(info.get("new_messages", []))), info)
                     for _, info in resets]
         for r, ep in enumerate(episodes):
             if ep.length + max_new_tokens > max_seq_len:
@@ -376,7 +376,7 @@ def scripted_trajectory(env: Any, tokenizer: ChatTokenizer, agent: Any, *, seed:
     obs, info = env.reset(seed=seed, options=options or {})
     agent.reset(env, obs, info)
     task_id = info.get("task_id")
-    prompt = tokenizer.encode(render_messages(info.get("new_messages", [])))
+    prompt = tokenizer.encode(tokenizer.render_messages(info.get("new_messages", [])))
     turns, texts, term, trunc = [], [], False, False
     for _ in range(max_turns):
         text = agent.act(obs, info)

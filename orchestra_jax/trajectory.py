@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from orchestra_gym.evaluation.records import EpisodeResult
 from orchestra_gym.parsing import parse_action
-from orchestra_jax.tokenizer import ChatTokenizer, render_messages
+from orchestra_jax.tokenizer import ChatTokenizer
 
 __all__ = ["Trajectory", "RolloutStats", "Episode", "CUT_REASONS", "trajectory_from_turns", "env_reply_ids",
            "ended_info"]
@@ -152,7 +152,7 @@ def env_reply_ids(tokenizer: ChatTokenizer, info: dict[str, Any]) -> list[int]:
     results in one user turn), starting with the newline after ``<|im_end|>`` and ending on the next
     assistant header. Loss mask 0."""
     new = [m for m in info.get("new_messages", []) if m.get("role") != "assistant"]
-    return tokenizer.encode(render_messages(new, after_assistant=True))
+    return tokenizer.encode(tokenizer.render_messages(new, after_assistant=True))
 
 
 
