@@ -11,31 +11,41 @@ registered here with `orchestra_gym.agents.register_agent_kind`, since `orchestr
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
-import textwrap
 import tomllib
 from typing import Any
 
 from orchestra_gym.agents import register_agent_kind
 from orchestra_gym.cli import add_subcommands, run_command
-from orchestra_jax.train_config import RUN_KEYS, SECTIONS, ConfigError, LossConfig, TrainConfig
+from orchestra_jax.train_config import ConfigError, TrainConfig, config_keys
 
 __all__ = ["main", "train_main", "sft_main", "export_main", "parse_set"]
 
 
+def _toml_value(value: Any) -> str:
+    """A default as it is written in a config file or after ``--set KEY=`` (TOML); ``None`` as ``(unset)``."""
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k) if not str(k).isidentifier() else k} = {_toml_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def _config_keys_help() -> str:
-    """The epilog of ``--help``: the run's keys and every section's keys (`orchestra_jax.train_sections`)."""
-    lines = ["config keys (files: [section] tables; --set section.key=VALUE; the flat keys of before, e.g.",
-             "sft_steps, still work with a deprecation warning naming the new key):",
-             f"  run:        {', '.join(RUN_KEYS)}"]
-    for name, cls in SECTIONS.items():
-        keys = [f.name for f in dataclasses.fields(cls)]
-        if name == "grpo":
-            keys = [k for k in keys if k != "loss"] + [f"loss.{f.name}" for f in dataclasses.fields(LossConfig)]
-        lines.append(textwrap.fill(", ".join(keys), width=110, initial_indent=f"  {name + ':':<11} ",
-                                   subsequent_indent=" " * 14))
+    """The epilog of ``--help``: every config key with its default (`TrainConfig()`: the paper's values; a
+    preset changes some) and the one line of help where it is declared (`train_config.config_keys`)."""
+    keys = config_keys()
+    width = max(len(k) for k, _, _ in keys) + 3
+    lines = ["config keys: KEY = DEFAULT  help (files: [section] tables or dotted keys; --set section.key=VALUE;",
+             "the defaults are TrainConfig()'s, the paper's; --preset values differ):"]
+    for key, default, text in keys:
+        lines.append(f"  {key} = {_toml_value(default)}".ljust(width + 14) + f"  {text}".rstrip())
     return "\n".join(lines)
 
 
@@ -75,7 +85,7 @@ def parse_set(item: str) -> tuple[str, Any]:
 def apply_sets(cfg: TrainConfig, items: list[str]) -> TrainConfig:
     """``--set`` overrides on `cfg`, in order (`TrainConfig.replace` with dotted keys: ``sft.steps=400``;
     ``model.overrides.num_layers=2`` sets one entry of a dict field). Strict: unknown keys raise
-    ConfigError with a did-you-mean hint naming the section; flat keys of before warn and work."""
+    ConfigError with a did-you-mean hint naming the section."""
     over: dict[str, Any] = {}
     for item in items:
         key, value = parse_set(item)
