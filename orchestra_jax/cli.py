@@ -109,7 +109,9 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
     try:
         cfg = TrainConfig.from_file(args.config) if args.config else TrainConfig.preset(args.preset or "tiny-toolscale")
         cfg = apply_sets(cfg, args.sets)
-        return cfg.replace(**over) if over else cfg
+        cfg = cfg.replace(**over) if over else cfg
+        cfg.check_env()  # env.id and env.kwargs against the env's keywords: before any file or JAX
+        return cfg
     except (ConfigError, FileNotFoundError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return None

@@ -136,6 +136,7 @@ class Run:
     `evaluate()`, `grpo()` with checkpoints under DIR/checkpoints/{sft,grpo}."""
 
     def __init__(self, cfg: TrainConfig, output_dir: str | Path | None = None):
+        cfg.check_env()  # env.id and env.kwargs, before anything is written
         self.cfg = cfg
         self.dir = Path(output_dir or cfg.output_dir)
         self.dir.mkdir(parents=True, exist_ok=True)

@@ -110,6 +110,32 @@ class TrainConfig:
             raise ConfigError(f"optimizer.micro_batches={o.micro_batches!r}: must divide sft.batch_size={self.sft.batch_size}")
 
     # ---------------------------------------------------------------------------------------------
+    def check_env(self) -> None:
+        """Check ``env.id`` against the registered envs and ``env.kwargs`` against the keywords its class
+        accepts (`orchestra_gym.registration.accepted_kwargs`, what `gym.make` checks when it builds the env),
+        before anything is built or written; imports the env's module (orchestra_gym, no JAX).
+        Raises ConfigError naming the key, with a did-you-mean."""
+        import gymnasium as gym
+
+        import orchestra_gym  # noqa: F401  (registers the env ids)
+        from orchestra_gym.registration import ENV_SPECS, EnvFactory, accepted_kwargs
+
+        if self.env.id not in gym.registry:
+            ids = sorted(ENV_SPECS)
+            raise ConfigError(f"env.id={self.env.id!r}: not a registered env{did_you_mean(self.env.id, ids)}; "
+                              f"known: {', '.join(ids)}")
+        factory = gym.spec(self.env.id).entry_point
+        if not isinstance(factory, EnvFactory):
+            return
+        accepted = accepted_kwargs(factory.env_class())
+        if accepted is None:
+            return
+        offered = [k for k in accepted if k not in ENV_SPECS.get(self.env.id, ("", {}))[1]]
+        for key in self.env.kwargs:
+            if key not in accepted:
+                raise ConfigError(f"env.kwargs.{key}: {self.env.id} takes no keyword {key!r}"
+                                  f"{did_you_mean(str(key), offered)}; it accepts: {', '.join(offered)}")
+
     def loss_config(self) -> LossConfig:
         """The run's `LossConfig`: ``grpo.loss``, with Dr. GRPO's constant length set to
         rollout.max_seq_len when the aggregation is "dr-grpo" and ``grpo.loss.max_len`` is not given."""
@@ -269,10 +295,18 @@ class TrainConfig:
     def from_file(cls, path: str | Path) -> "TrainConfig":
         """Load a `.toml` or `.json` file (strict, see `from_dict`).
 
-        Raises: ConfigError (bad key/value/extension), FileNotFoundError.
+        Raises: ConfigError (bad key/value/extension, a file that is not UTF-8 text or cannot be read),
+        FileNotFoundError.
         """
         p = Path(path)
-        text = p.read_text()
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{p}: not UTF-8 text (byte {e.start}: {e.reason}); save the config file as UTF-8") from None
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise ConfigError(f"{p}: cannot read the config file ({e.strerror or e}); pass a readable .toml or .json file") from None
         if p.suffix == ".toml":
             try:
                 data = tomllib.loads(text)

@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import inspect
 import io
+import math
 import textwrap
 import tokenize
 import types
@@ -78,6 +79,7 @@ class LossConfig(_Section):
     """
 
     PREFIX: ClassVar[str] = "grpo.loss."
+    INFINITE_OK: ClassVar[tuple[str, ...]] = ("behaviour_is_cap",)  # inf: no truncation
     clip_eps_low: float = 0.2  # ratio lower clip 1 - eps_low  [REL clip_ratio_low]
     clip_eps_high: float = 0.28  # ratio upper clip 1 + eps_high [REL clip_ratio_high, DAPO Eq. 10]
     dual_clip_c: float = 10.0  # dual-clip bound c for A < 0; 0 disables [REL clip_ratio_c, DC Eq. 6]
@@ -123,6 +125,12 @@ class ModelSection(_Section):
             if k not in fields:
                 raise ConfigError(f"model.overrides.{k}: unknown ModelConfig field{did_you_mean(k, fields)}; "
                                   f"known: {fields}")
+        if self.hf_checkpoint:  # the checkpoint's config.json gives the architecture; overrides are checked on load
+            return
+        try:  # the values: ModelConfig validates its own fields (num_layers >= 1, dtypes...)
+            model_config.ModelConfig.from_preset(self.preset, **self.overrides)
+        except (ConfigError, TypeError) as e:
+            raise ConfigError(f"model.overrides: {e}; fix that entry of model.overrides (or model.preset)") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +151,8 @@ class EnvSection(_Section):
 
     def _checks(self) -> None:
         self._positive(("max_turns",))
+        if self.preference:
+            _preference(self.preference, "env.preference")
         train = [_preference(p, f"env.train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"env.eval_preferences.{name}")
@@ -372,7 +382,20 @@ SECTIONS: dict[str, type] = {"model": ModelSection, "env": EnvSection, "rollout"
                              "checkpoint": CheckpointSection}
 
 def _preference(value: Any, key: str) -> Preference:
-    """A preference dict as a `Preference` (ConfigError naming `key` when it is not one)."""
+    """A preference dict as a `Preference`: known keys only (a did-you-mean for a typo), every weight a
+    finite number. Raises ConfigError naming `key` (and the weight's key) when it is not one."""
+    if isinstance(value, dict):
+        allowed = ("outcome", "cost", "latency", "tools")
+        for k in value:
+            if k not in allowed:
+                raise ConfigError(f"{key}: unknown preference key {k!r}{did_you_mean(str(k), allowed)}; "
+                                  f"allowed keys: {', '.join(allowed)}")
+        tools = value.get("tools") or {}
+        weights = {**{k: v for k, v in value.items() if k != "tools"},
+                   **({f"tools.{t}": w for t, w in tools.items()} if isinstance(tools, dict) else {})}
+        for k, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+                raise ConfigError(f"{key}.{k}={w!r}: a preference weight must be a finite number (e.g. 0.5)")
     try:
         return Preference.from_dict(value)
     except ValueError as e:
@@ -380,12 +403,19 @@ def _preference(value: Any, key: str) -> Preference:
 
 
 def check_fields(obj: Any, prefix: str = "", only: tuple[str, ...] | None = None) -> None:
-    """Type of every field of dataclass `obj` (or of those named in `only`) against its annotation.
+    """Type of every field of dataclass `obj` (or of those named in `only`) against its annotation, and
+    every float finite (NaN never; +inf only for the fields the class names in ``INFINITE_OK``).
     Raises ConfigError naming ``<prefix><field>``."""
     hints = typing.get_type_hints(type(obj))
+    infinite = getattr(type(obj), "INFINITE_OK", ())
     for f in dataclasses.fields(obj):
         if only is None or f.name in only:
-            _check_type(prefix + f.name, getattr(obj, f.name), hints[f.name])
+            value = getattr(obj, f.name)
+            _check_type(prefix + f.name, value, hints[f.name])
+            if isinstance(value, float) and not (math.isfinite(value) or (f.name in infinite and value == math.inf)):
+                allowed = " (or inf)" if f.name in infinite else ""
+                raise ConfigError(f"{prefix}{f.name}={value!r}: must be a finite number{allowed}; "
+                                  f"the default is {f.default!r}")
 
 
 def _check_type(key: str, value: Any, hint: Any) -> None:

@@ -71,3 +71,31 @@ def test_help_lists_every_key_with_its_default_and_help(capsys):
     from orchestra_jax.train_config import config_keys
 
     assert all(k in lines for k, _, _ in config_keys())
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--set", "optimizer.learning_rate=inf"], "optimizer.learning_rate=inf: must be a finite number"),
+    (["--set", "env.preference={outcome=1, cost=nan}"], "env.preference.cost=nan: a preference weight must be a finite"),
+    (["--set", "env.preference={outcom=1}"], "env.preference: unknown preference key 'outcom' (did you mean 'outcome'?)"),
+    (["--set", "model.overrides.num_layers=-1"], "model.overrides: ModelConfig.num_layers must be a positive int, got -1"),
+    (["--set", "env.kwargs.max_erors=1"], "env.kwargs.max_erors: ToolOrchestra-ToolScale-v0 takes no keyword 'max_erors' "
+                                          "(did you mean 'max_errors'?)"),
+    (["--config", "latin1.toml"], "latin1.toml: not UTF-8 text"),
+])
+def test_bad_values_exit_2_with_one_line_before_any_file_or_jax(tmp_path, args, text):
+    """Issue 48 item 16: every key is checked (finite, typed, known) before a file is written or JAX is
+    imported; one line on stderr names the key and the fix."""
+    import subprocess
+    import sys
+
+    (tmp_path / "latin1.toml").write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    out = tmp_path / "out"
+    code = ("import sys; from orchestra_jax.cli import main; rc = main(sys.argv[1:]); "
+            "print('jax imported' if 'jax' in sys.modules else 'no jax'); sys.exit(rc)")
+    r = subprocess.run([sys.executable, "-c", code, "train", *args, "--output-dir", str(out)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       env={**__import__("os").environ, "PYTHONPATH": str(cli.__file__).rsplit("/orchestra_jax/", 1)[0]})
+    assert r.returncode == 2, r.stderr
+    assert r.stdout.strip() == "no jax"
+    assert len(r.stderr.strip().splitlines()) == 1 and text in r.stderr, r.stderr
+    assert not out.exists()
