@@ -118,20 +118,30 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
 
 
 def _run(prog: str, cfg: TrainConfig, *, sft_only: bool = False) -> dict[str, Any] | int:
-    """`run_training`, or the exit code of a run that stopped: 130 after Ctrl-C (one line: stopped,
-    the latest checkpoint, the same command resumes), 1 after `TrainingStopped` (its one-line message)."""
+    """`run_training`, or the exit code of a run that stopped: 130 after Ctrl-C, 143 after SIGTERM (one line:
+    stopped, the latest checkpoint, where the same command resumes and how many finished steps it redoes;
+    the first Ctrl-C / SIGTERM checkpoints the step in progress when it ends, so none), 1 after
+    `TrainingStopped` (its one-line message)."""
     from orchestra_jax import checkpoint  # lazy: JAX only once the config is good (module doc)
+    from orchestra_jax.run_checkpoints import TrainingInterrupted
+    from orchestra_jax.run_log import last_logged_step
     from orchestra_jax.train import TrainingStopped, run_training
 
     try:
         return run_training(cfg, sft_only=sft_only)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        why = e.signal_name if isinstance(e, TrainingInterrupted) else "Ctrl-C"
         latest = checkpoint.latest(cfg.output_dir)
-        where = ("no checkpoint was written yet" if latest is None else
-                 f"the latest checkpoint is {checkpoint.phase_dir(cfg.output_dir, latest[0]) / str(latest[1])} "
-                 f"({latest[0]} step {latest[1]})")
-        print(f"{prog}: stopped (Ctrl-C); {where}; run the same command again to resume.", file=sys.stderr)
-        return 130
+        if latest is None:
+            where = "no checkpoint was written yet; run the same command again to start over."
+        else:
+            phase, step = latest
+            redo = max(0, last_logged_step(cfg.output_dir, phase) - step)
+            where = (f"the latest checkpoint is {checkpoint.phase_dir(cfg.output_dir, phase) / str(step)} "
+                     f"({phase} step {step}); run the same command again to resume at {phase} step {step + 1} "
+                     f"({f'{redo} finished step(s) redone' if redo else 'no finished step is redone'}).")
+        print(f"{prog}: stopped ({why}); {where}", file=sys.stderr)
+        return 143 if why == "SIGTERM" else 130
     except TrainingStopped as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 1

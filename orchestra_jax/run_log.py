@@ -23,7 +23,8 @@ from tqdm import tqdm
 
 from orchestra_gym.evaluation import by_label
 
-__all__ = ["RunLog", "json_safe", "peak_rss_gib", "update_metrics", "label_metrics", "LAST_UPDATE_KEYS"]
+__all__ = ["RunLog", "json_safe", "peak_rss_gib", "update_metrics", "label_metrics", "last_logged_step",
+           "LAST_UPDATE_KEYS"]
 
 # metrics of the last optimizer update of a step, logged as last_<name> next to the first update's
 LAST_UPDATE_KEYS = ("loss", "grad_norm", "ratio_mean", "ratio_min", "ratio_max", "approx_kl", "clipfrac_low",
@@ -84,6 +85,20 @@ def label_metrics(trajs: Sequence[Any]) -> dict[str, float]:
         out[f"kind/{label}/success"] = g["success_rate"]
         out.update({f"kind/{label}/{k}": v for k, v in g["tool_mix"].items() if k.startswith("expert-")})
     return out
+
+
+def last_logged_step(run_dir: str | Path, phase: str) -> int:
+    """The last step of `phase` recorded in DIR/metrics.jsonl (0 when none; a torn line is skipped)."""
+    path = Path(run_dir) / "metrics.jsonl"
+    last = 0
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(r, dict) and r.get("phase") == phase:
+            last = max(last, int(r.get("step", 0)))
+    return last
 
 
 class RunLog:

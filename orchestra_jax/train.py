@@ -47,8 +47,8 @@ from orchestra_jax.plots import write_plots
 from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, make_envs, run_setting
 from orchestra_jax.rollout import Trajectory, scripted_trajectory
 from orchestra_jax.rollout_source import StepRollouts, SyncRollouts, behaviour_logp, step_seed
-from orchestra_jax.run_checkpoints import (due, grpo_meta, phase_checkpointer, resume, sft_meta,
-                                           stop_if_sft_not_finite, stop_if_update_not_finite)
+from orchestra_jax.run_checkpoints import (StopRequest, due, grpo_meta, phase_checkpointer, resume, save_unless_saved,
+                                           sft_meta, stop_if_sft_not_finite, stop_if_update_not_finite)
 from orchestra_jax.run_log import RunLog, json_safe, label_metrics, peak_rss_gib, update_metrics
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
@@ -157,6 +157,7 @@ class Run:
         self._sampler: Sampler | None = None
         self.logger = RunLog(self.dir, cfg.progress_bar)
         self.rollouts = StepRollouts(cfg, self.tok, self.envs, self.pool, self._policy_logp)
+        self.stop = StopRequest()  # `run_training` installs it: Ctrl-C / SIGTERM stop at a step boundary, checkpointed
 
     # ------------------------------------------------------------------ the run's parts
     def wrap_envs(self, wrapper: Any) -> None:
@@ -229,6 +230,7 @@ class Run:
         data = sft_demonstrations(cfg, self.tok)
         step_fn = make_sft_step(self.logp_fn, tx)
         bar = self.logger.bar(cfg.sft.steps, "sft", start)
+        self.stop.check("sft", start, lambda: ck.close())
         for s in range(start, cfg.sft.steps):
             # ---- batch -> update
             state, m = step_fn(state, self.place_batch(sft_batch(data, cfg.seed, s, cfg.sft, cfg.optimizer)))
@@ -243,6 +245,8 @@ class Run:
             # ---- checkpoint
             if due(s + 1, cfg.checkpoint, cfg.sft.steps):
                 ck.save(s + 1, state, sft_meta(s + 1))
+            # ---- stop here after Ctrl-C / SIGTERM, checkpointed
+            self.stop.check("sft", s + 1, lambda: (save_unless_saved(ck, s + 1, state, sft_meta(s + 1)), ck.close()))
         bar.close()
         ck.close()
         return state.params
@@ -273,6 +277,7 @@ class Run:
             source = self._rollout_source(cfg.grpo.max_staleness)
             source.start(start, state.params)
             bar = self.logger.bar(cfg.max_steps, "grpo", start)
+            self.stop.check("grpo", start, lambda: None)
             for s in range(start, cfg.max_steps):
                 t_step = time.time()
                 # ---- collect: tasks_per_step new tasks, rollouts_per_task episodes each (with max_staleness
@@ -314,12 +319,21 @@ class Run:
                     if guard is not None:
                         guard.checkpointed(s + 1)
                     ck.save(s + 1, state, grpo_meta(s + 1, initial_eval, guard))
+                # ---- stop here after Ctrl-C / SIGTERM, checkpointed
+                self.stop.check("grpo", s + 1, lambda: self._save_now(ck, s + 1, state, initial_eval, guard))
             bar.close()
         finally:
             if source is not None:
                 source.close()
             ck.close()
         return state.params, cfg.max_steps, initial_eval
+
+    @staticmethod
+    def _save_now(ck: Any, step: int, state: Any, initial_eval: dict[str, Any] | None, guard: TrainingGuard | None) -> None:
+        """Checkpoint the state after GRPO step `step` (a stop requested), a guard restore target if healthy."""
+        if guard is not None:
+            guard.checkpointed(step)
+        save_unless_saved(ck, step, state, grpo_meta(step, initial_eval, guard))
 
     def _grpo_update_fns(self, lr_scale: float) -> dict[str, Any]:
         """The jitted GRPO step (AdamW at learning_rate x lr_scale) and, when pi_old is the trainer's and
@@ -350,6 +364,7 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
     devices; every host runs this same function (same config and seed)."""
     sharding.initialize_distributed()
     run = Run(cfg, output_dir)
+    run.stop.install()
     try:
         params = run.sft() if cfg.sft.steps > 0 else run.params0
         sft_digest = params_digest(params)
@@ -388,4 +403,5 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
         (run.dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
     finally:
+        run.stop.uninstall()
         run.close()

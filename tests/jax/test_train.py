@@ -131,7 +131,37 @@ def test_ctrl_c_says_which_checkpoint_and_how_to_resume(tmp_path, monkeypatch, c
     assert code == 130 and "Traceback" not in err and len(err.splitlines()) == 1
     assert err == (f"orchestra train: stopped (Ctrl-C); the latest checkpoint is "
                    f"{tmp_path / 'run' / 'checkpoints' / 'grpo' / '2'} (grpo step 2); "
-                   "run the same command again to resume.")
+                   "run the same command again to resume at grpo step 3 (no finished step is redone).")
+
+
+@pytest.mark.parametrize("signum, name, code", [(2, "Ctrl-C", 130), (15, "SIGTERM", 143)])
+def test_ctrl_c_or_sigterm_checkpoints_the_step_in_progress(tmp_path, monkeypatch, capsys, signum, name, code):
+    """Issue 48 item 20: with checkpoints every 10 steps, a Ctrl-C (SIGINT) or SIGTERM during step 3's rollouts
+    lets step 3 finish, checkpoints it, and stops: nothing finished is redone; the same command resumes."""
+    import os
+    import signal
+
+    real = rollout_source.collect_rollouts
+    calls = {"n": 0}
+
+    def signal_at_step_3(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            os.kill(os.getpid(), signum)
+        return real(*a, **k)
+
+    monkeypatch.setattr(rollout_source, "collect_rollouts", signal_at_step_3)
+    monkeypatch.setattr(TrainConfig, "from_file", classmethod(lambda cls, p: _cfg(
+        tmp_path, max_steps=5, checkpoint={"every": 10}, guard={"enabled": False})))
+    before = signal.getsignal(signum)
+    rc = cli.train_main(["--config", "x.toml", "--output-dir", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == code and signal.getsignal(signum) is before  # the handlers of before are back
+    assert err[-1] == (f"orchestra train: stopped ({name}); the latest checkpoint is "
+                       f"{tmp_path / 'run' / 'checkpoints' / 'grpo' / '3'} (grpo step 3); "
+                       "run the same command again to resume at grpo step 4 (no finished step is redone).")
+    assert [r["step"] for r in _records(tmp_path / "run", "grpo")] == [1, 2, 3]
+    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints" / "grpo").iterdir()) == ["3"]
 
 
 def test_resume_logs_each_step_once_and_summary_is_valid_json(tmp_path, monkeypatch):
