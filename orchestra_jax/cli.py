@@ -18,6 +18,7 @@ from typing import Any
 
 from orchestra_gym.agents import register_agent_kind
 from orchestra_gym.cli import add_subcommands, run_command
+from orchestra_jax.run_folder import check_run_folder, saved_config
 from orchestra_jax.train_config import ConfigError, TrainConfig, config_keys
 
 __all__ = ["main", "train_main", "sft_main", "export_main", "parse_set"]
@@ -63,6 +64,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                         "model.overrides.num_layers=2, grpo.loss.kl_coef=0.01; a bare word is a string")
     p.add_argument("--output-dir", default=None, help="run directory (logs, checkpoints, summary.json, plots)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --output-dir with the config saved there (with --max-steps: train further)")
     return p
 
 
@@ -107,6 +110,8 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
     if args.no_progress:
         over["progress_bar"] = False
     try:
+        if args.resume:
+            return _resume_config(args, over)
         cfg = TrainConfig.from_file(args.config) if args.config else TrainConfig.preset(args.preset or "tiny-toolscale")
         cfg = apply_sets(cfg, args.sets)
         cfg = cfg.replace(**over) if over else cfg
@@ -117,11 +122,36 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
         return None
 
 
+def _resume_config(args: argparse.Namespace, over: dict[str, Any]) -> TrainConfig:
+    """``--resume``: the config saved in the output folder, with --max-steps / --no-progress applied.
+
+    Raises: ConfigError when the folder holds no run, or a setting other than those is given."""
+    other = [flag for flag, given in (("--config", args.config), ("--preset", args.preset), ("--set", args.sets),
+                                      ("--seed", args.seed is not None)) if given]
+    if other:
+        raise ConfigError(f"--resume continues the saved config of the run folder; drop {', '.join(other)} (or "
+                          "start a new run in a new --output-dir)")
+    run_dir = args.output_dir or TrainConfig.tiny_toolscale().output_dir
+    saved = saved_config(run_dir)
+    if saved is None:
+        raise ConfigError(f"--resume: {run_dir} holds no run (no train_config.json); name the run's --output-dir")
+    return saved.replace(**{**over, "output_dir": str(run_dir)})
+
+
 def _run(prog: str, cfg: TrainConfig, *, sft_only: bool = False) -> dict[str, Any] | int:
     """`run_training`, or the exit code of a run that stopped: 130 after Ctrl-C, 143 after SIGTERM (one line:
     stopped, the latest checkpoint, where the same command resumes and how many finished steps it redoes;
     the first Ctrl-C / SIGTERM checkpoints the step in progress when it ends, so none), 1 after
-    `TrainingStopped` (its one-line message)."""
+    `TrainingStopped` (its one-line message). Before that, the output folder (`run_folder.check_run_folder`):
+    a run of another config there exits 2, a finished run of this config 0, each with one line."""
+    try:
+        finished = check_run_folder(cfg, sft_only=sft_only)
+    except ConfigError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    if finished:
+        print(f"{prog}: {finished}", file=sys.stderr)
+        return 0
     from orchestra_jax import checkpoint  # lazy: JAX only once the config is good (module doc)
     from orchestra_jax.run_checkpoints import TrainingInterrupted
     from orchestra_jax.run_log import last_logged_step
@@ -149,9 +179,10 @@ def _run(prog: str, cfg: TrainConfig, *, sft_only: bool = False) -> dict[str, An
 
 def train_main(argv: list[str] | None = None) -> int:
     """`orchestra train [--preset NAME | --config FILE] [--seed N] [--set KEY=VALUE ...] [--max-steps N]
-    [--output-dir DIR]`.
+    [--output-dir DIR] [--resume]`.
 
-    Resumes from DIR/checkpoints when present. Prints and writes DIR/summary.json. Returns 0; a bad config
+    Resumes from DIR/checkpoints when present and DIR's config is this one (a run of another config there
+    exits 2 naming the differing keys; a finished one says so and exits 0; ``--resume`` takes DIR's config). Prints and writes DIR/summary.json. Returns 0; a bad config
     exits with code 2 and the message naming the key, before any compute; a run stopped by the training
     guard or a non-finite update exits 1, Ctrl-C 130, each with one line on stderr."""
     cfg = _load_config("orchestra train", argv)

@@ -99,3 +99,38 @@ def test_bad_values_exit_2_with_one_line_before_any_file_or_jax(tmp_path, args, 
     assert r.stdout.strip() == "no jax"
     assert len(r.stderr.strip().splitlines()) == 1 and text in r.stderr, r.stderr
     assert not out.exists()
+
+
+def test_a_run_folder_of_another_config_is_refused_and_resume_takes_its_config(tmp_path, capsys):
+    """Issue 48 item 19: a rerun into a folder holding a run of another config exits 2 naming the differing
+    keys and the two ways on (a new --output-dir, or --resume), and leaves the folder as it was; --resume
+    continues with the folder's own config; a finished run says it is finished instead of training again."""
+    import json
+
+    from orchestra_jax.train_config import TrainConfig
+
+    run = tmp_path / "run"
+    run.mkdir()
+    seed0 = TrainConfig.tiny_toolscale(output_dir=str(run))
+    saved = json.dumps(seed0.to_dict(), indent=1)
+    (run / "train_config.json").write_text(saved)
+    assert cli.train_main(["--seed", "1", "--set", "sft.steps=3", "--output-dir", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{run} holds a run of another config (seed: 0 -> 1; sft.steps: 1200 -> 3)" in err
+    assert "use a new --output-dir" in err and f"--resume --output-dir {run}" in err
+    assert (run / "train_config.json").read_text() == saved and sorted(p.name for p in run.iterdir()) == ["train_config.json"]
+
+    resumed = cli._load_config("orchestra train", ["--resume", "--output-dir", str(run), "--max-steps", "150"])
+    assert resumed == seed0.replace(max_steps=150)
+    assert cli._load_config("orchestra train", ["--resume", "--seed", "1", "--output-dir", str(run)]) is None
+    assert "--resume continues the saved config of the run folder; drop --seed" in capsys.readouterr().err
+    assert cli._load_config("orchestra train", ["--resume", "--output-dir", str(tmp_path / "none")]) is None
+    assert "holds no run (no train_config.json)" in capsys.readouterr().err
+
+    summary = {"steps": 100, "sft_steps": 1200, "wall_time_s": 12.5}
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert cli.train_main(["--output-dir", str(run)]) == 0  # the same command again: finished, nothing to do
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"orchestra train: {run} holds this run, finished") and "--max-steps N (N > 100)" in err
+    assert json.loads((run / "summary.json").read_text()) == summary  # not re-evaluated, wall_time_s kept
