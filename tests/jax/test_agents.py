@@ -299,7 +299,7 @@ def test_evaluate_run_plays_held_out_tasks_through_the_trainers_evaluation(run):
 
 
 def test_eval_top_k_and_top_p_are_the_runs_decoding(run, greedy_agent, tmp_path):
-    """The run's ``eval_top_k`` / ``eval_top_p`` reach `PolicyAgent` and `evaluate_run` (the sampler's
+    """The run's ``evaluation.top_k`` / ``evaluation.top_p`` reach `PolicyAgent` and `evaluate_run` (the sampler's
     convention): top-k 1 at temperature 1 is greedy decoding, token for token; a nucleus of mass 1e-6
     keeps only the top token too; bad values fail with the field named."""
     from orchestra_jax.agents import evaluate_run
@@ -314,7 +314,7 @@ def test_eval_top_k_and_top_p_are_the_runs_decoding(run, greedy_agent, tmp_path)
         folder = tmp_path / f"k{k}"
         shutil.copytree(out, folder)
         conf = json.loads((folder / "train_config.json").read_text())
-        (folder / "train_config.json").write_text(json.dumps(dict(conf, eval_top_k=k, eval_top_p=p)))
+        (folder / "train_config.json").write_text(json.dumps(dict(conf, evaluation={**conf["evaluation"], "top_k": k, "top_p": p})))
         top = evaluate_run(folder, tasks, temperature=1.0, batch=3)
         assert [t.tokens for t in top] == [t.tokens for t in greedy], (k, p)
         agent = load_policy_agent(folder, temperature=1.0)
