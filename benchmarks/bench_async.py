@@ -31,7 +31,7 @@ def run(args) -> dict:
     from bench_rollout_slots import main_job_step
     from orchestra_gym.wrappers import SleepLatency
     from orchestra_jax.rollout import collect_rollouts
-    from orchestra_jax.train import _step_seed
+    from orchestra_jax.rollout_source import step_seed
 
     s = args.step
     cfg, r, params, sft_s, options, per_task = main_job_step(args.sft_steps, args.output_dir, s)
@@ -52,7 +52,7 @@ def run(args) -> dict:
 
     def collect(overlap: bool):
         return collect_rollouts(
-            sampler, r.tok, envs, options, rollouts_per_task=per_task, seed=_step_seed(cfg.seed, s),
+            sampler, r.tok, envs, options, rollouts_per_task=per_task, seed=step_seed(cfg.seed, s),
             max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len,
             temperature=cfg.rollout.temperature, max_turns=cfg.env.max_turns, executor=pool, overlap_tools=overlap)
 

@@ -5,7 +5,7 @@ Builds the main job's run (`orchestra train --preset tiny-toolscale`) and its su
 (`bench_rollout_slots.main_job_step`: `--sft-steps`, the preset's 1200 by default, resumed from OUTPUT_DIR when
 there), then for each `--staleness` k trains `--steps` GRPO steps from that warm start (`Run.grpo`,
 ``grpo.max_staleness = k``, no guard, no evaluation) in a fresh `orchestra_jax.train.Run` whose envs (every env
-set, `Run.env_set`) are wrapped in `orchestra_gym.wrappers.SleepLatency`: each env step sleeps its
+set, `Run.wrap_envs`) are wrapped in `orchestra_gym.wrappers.SleepLatency`: each env step sleeps its
 ``info["latency_s"]`` x `--sleep-latency`, clipped to [`--min-sleep`, `--max-sleep`] s. The env steps of all
 rollouts in flight share `--tool-workers` threads (`rollout.tool_workers`).
 
@@ -49,9 +49,7 @@ def train_steps(base_cfg, params, lag: int, args, out_dir: Path) -> dict:
     def wrap(env):
         return SleepLatency(env, scale=args.sleep_latency, min_s=args.min_sleep, max_s=args.max_sleep)
 
-    r.env_wrapper = wrap
-    r.envs = [wrap(e) for e in r.envs]
-    r._env_sets = [r.envs]
+    r.wrap_envs(wrap)
     try:
         r.grpo(params, None)  # a copy per run: the update donates its state's buffers
     finally:

@@ -5,7 +5,7 @@ above the accuracy-cost hull of the fixed strategies (random, always expert-k, c
 cost, is not dominated by any of them, and follows the preference vector it is given (Table 3). This script
 measures that for one ``orchestra train`` run folder, in the run's own setting (env kwargs, tools exposed, turns,
 preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-out tasks
-(`orchestra_jax.train.held_out_tasks`: ToolScale seeds 2^31, 2^31 + 1, ...):
+(`orchestra_jax.evaluation.held_out_tasks`: ToolScale seeds 2^31, 2^31 + 1, ...):
 
 * rows: random, expert-k, cascade, router (`orchestra_gym.evaluation.fit.fit_router`: a lookup from the task's
   category and difficulty to one expert, fitted on ``--router-tasks`` training tasks with seeds from 10^6; the
@@ -17,7 +17,7 @@ preference; `TrainConfig.make_env_kwargs` / `reset_options`), on the run's held-
 * AIQ (RouterBench): the area under the non-decreasing hull of {fixed rules}, {fixed rules + router} and
   {fixed rules + the policy under every preference}, over costs [0, the dearest row];
 * preference adherence: the policy under each held-out preference of the run (``eval_preferences``) and the
-  default, with its valid tool-call format (`orchestra_jax.train.episode_summary`); for each preference P,
+  default, with its valid tool-call format (`orchestra_jax.evaluation.episode_summary`); for each preference P,
   the mean preference reward under P in the group form (`evaluation.group_preference_score`: the paper's
   Sec. 3.2 reward of each episode in the group made of it and always expert-1, -2 and -3 on the same task,
   the utility training maximises) of the policy run under P, of the same policy run under the other
@@ -70,7 +70,7 @@ def _row(name: str, results: list[EpisodeResult]) -> dict[str, Any]:
 def measure(run_dir: Path, episodes: int, router_tasks: int) -> dict[str, Any]:
     """Every row, the hull gaps, AIQ and the preference table of one run (see the module docstring)."""
     from orchestra_jax.agents import evaluate_run
-    from orchestra_jax.train import episode_summary, held_out_tasks
+    from orchestra_jax.evaluation import episode_summary, held_out_tasks
     from orchestra_jax.train_config import TrainConfig
 
     cfg = TrainConfig.from_dict(json.loads((run_dir / "train_config.json").read_text()))

@@ -84,7 +84,7 @@ def expert_profiles(overrides: list[str], base: "dict[str, Any] | None" = None) 
 def play_fixed(cfg: Any, episodes: int) -> dict[str, list[EpisodeResult]]:
     """Every fixed rule of `orchestra_gym.evaluation.adherence.FIXED_AGENTS` on the run's held-out tasks in `cfg`'s setting (its env
     kwargs, ``expert_profiles`` included, and reset options)."""
-    from orchestra_jax.train import held_out_tasks
+    from orchestra_jax.evaluation import held_out_tasks
 
     kwargs = cfg.make_env_kwargs()
     options, tasks = cfg.reset_options(), held_out_tasks(episodes)

@@ -63,13 +63,13 @@ def step_collector(cfg, r, options, per_task: int, step: int):
     """collect(sampler, **engine options) -> (trajectories, stats, seconds): GRPO step `step`'s sampled rollouts
     of the main job as `Run.grpo` collects them (`orchestra_jax.rollout.collect_rollouts`)."""
     from orchestra_jax.rollout import collect_rollouts
-    from orchestra_jax.train import _step_seed
+    from orchestra_jax.rollout_source import step_seed
 
     def collect(sampler, **kw):
         t = time.perf_counter()
         trajs, stats = collect_rollouts(
             sampler, r.tok, r.envs[:cfg.rollout.tasks_per_step * per_task], options, rollouts_per_task=per_task,
-            seed=_step_seed(cfg.seed, step), max_new_tokens=cfg.rollout.max_new_tokens,
+            seed=step_seed(cfg.seed, step), max_new_tokens=cfg.rollout.max_new_tokens,
             max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature, max_turns=cfg.env.max_turns,
             executor=r.pool, **kw)
         return trajs, stats, time.perf_counter() - t

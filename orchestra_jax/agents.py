@@ -23,7 +23,8 @@ import numpy as np
 
 from orchestra_gym.errors import ResetNeeded
 from orchestra_jax.model import Qwen3
-from orchestra_jax.policy import run_setting
+from orchestra_jax.evaluation import play_tasks
+from orchestra_jax.policy import make_envs, run_setting
 from orchestra_jax.rollout import env_reply_ids
 from orchestra_jax.runs import load_run
 from orchestra_jax.sampler import Sampler
@@ -157,12 +158,12 @@ def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[s
                  phase: str | None = None, step: int | None = None, temperature: float | None = None,
                  batch: int = 32) -> list[Any]:
     """The trained policy of a run on `task_ids`, one rollout each, batched `batch` episodes at a time
-    through the trainer's own evaluation path (`orchestra_jax.train.play_tasks`: the same sampler,
+    through the trainer's own evaluation path (`orchestra_jax.evaluation.play_tasks`: the same sampler,
     rendering and env setting as training; much faster than `PolicyAgent`'s one episode at a time).
 
     Args:
       run_dir, phase, step: as `load_policy_agent`.
-      task_ids: the tasks (ToolScale: generator seeds; `orchestra_jax.train.held_out_tasks(n)` are the
+      task_ids: the tasks (ToolScale: generator seeds; `orchestra_jax.evaluation.held_out_tasks(n)` are the
         run's own held-out evaluation tasks).
       preference: the preference vector of every episode (default: the run's).
       temperature: default the run's evaluation.temperature.
@@ -173,9 +174,6 @@ def evaluate_run(run_dir: str | Path, task_ids: list[Any], *, preference: dict[s
     Raises: as `load_policy_agent`.
     """
     from concurrent.futures import ThreadPoolExecutor
-
-    from orchestra_jax.policy import make_envs
-    from orchestra_jax.train import play_tasks
 
     cfg, tok, model = load_run(run_dir, phase, step)
     sampler = Sampler(model, eos_ids=tok.eos_ids, max_cache_len=3 * cfg.rollout.max_seq_len, pad_id=tok.pad_id)

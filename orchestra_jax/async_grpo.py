@@ -14,7 +14,7 @@ behaviour_logp: AReaL's decoupled objective, truncated as TIS / V-trace).
 Weights: a launched step gets its own device copy of the parameters (`jax.numpy.copy` per leaf: a copy on the
 device, no host round-trip), since the trainer's update donates its state's buffers; it is loaded into a
 shallow copy of the run's `orchestra_jax.sampler.Sampler`, which shares the compiled prefill/decode functions.
-Each step in flight rolls out on its own env set (`Run.env_set(s mod (k + 1))`: at most k + 1 steps are in
+Each step in flight rolls out on its own env set (``env_set(s mod (k + 1))``: at most k + 1 steps are in
 flight); the env steps of all of them share the run's tool-worker pool.
 
 A resumed run (checkpoint at step `start`) rolls steps start..start+k out with the restored policy, so it
@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import jax
 import jax.numpy as jnp
@@ -36,42 +36,75 @@ __all__ = ["AsyncRollouts"]
 
 
 class AsyncRollouts:
-    """The GRPO steps rolled out ahead of `run`'s trainer (see the module docstring for the schedule).
+    """The GRPO steps rolled out ahead of the trainer (see the module docstring for the schedule); the
+    trainer's rollout source when ``grpo.max_staleness`` k > 0 (`orchestra_jax.rollout_source`).
 
     Args:
-      run: the `orchestra_jax.train.Run` (its `rollout_step`, `sampler`, `env_set`).
+      roll: ``roll(s, sampler, params, envs)`` -> (sampled, trajectories, RolloutStats), step s's rollouts
+        (`orchestra_jax.rollout_source.StepRollouts`).
+      sampler: ``sampler(params)`` -> the run's `orchestra_jax.sampler.Sampler` with `params` loaded (each
+        launch rolls out with a shallow copy of it).
+      env_set: ``env_set(j)`` -> the j-th env set of the run (a step in flight rolls out on set s mod (k + 1)).
+      max_steps: the run's GRPO steps (no step at or beyond it is launched).
       max_staleness: k >= 1, the most steps a rollout's policy lags the trained one.
 
+    The GRPO loop calls `start(step, params)`, `collect(s, params)`, `updated(s, params)`,
+    `restored(step, params)` and `close()` (the rollout source's interface); underneath,
     `launch(steps, params, version)` starts the rollouts of `steps` with a device copy of `params` (the
     policy of step `version`); `result(s)` waits for step s's and returns (sampled trajectories, all
     trajectories, RolloutStats, rollout seconds, version); `discard()` waits for and drops every step in
-    flight; `close()` does the same and stops the threads. Raises KeyError from `result` for a step never
-    launched, and re-raises a rollout's exception.
+    flight; `close()` does the same and stops the threads. Raises ValueError for k < 1, KeyError from
+    `result` for a step never launched, and re-raises a rollout's exception.
     """
 
-    def __init__(self, run: Any, max_staleness: int):
+    def __init__(self, roll: Callable[[int, Any, Any, list[Any]], tuple[Any, Any, Any]],
+                 sampler: Callable[[Any], Any], env_set: Callable[[int], list[Any]], max_steps: int,
+                 max_staleness: int):
         if max_staleness < 1:
             raise ValueError(f"max_staleness must be >= 1 for rollouts ahead of the trainer, got {max_staleness}")
-        self.run = run
+        self.roll = roll
+        self.sampler = sampler
+        self.env_set = env_set
+        self.max_steps = int(max_steps)
         self.k = int(max_staleness)
         self.pool = ThreadPoolExecutor(max_workers=self.k + 1, thread_name_prefix="rollout-ahead")
         self.pending: dict[int, tuple[Future, int]] = {}
 
+    def start(self, step: int, params: Any) -> None:
+        """The run begins (or resumes) at `step`: steps step..step+k all roll out with `params`."""
+        self.launch(range(step, min(step + self.k + 1, self.max_steps)), params, step)
+
+    def collect(self, s: int, params: Any) -> tuple[Any, Any, Any, float, int]:
+        """Step s's rollouts, generated in the background (`result`); `params` is unused (the policy of
+        step max(start, s - k) rolled them out)."""
+        return self.result(s)
+
+    def updated(self, s: int, params: Any) -> None:
+        """Step s was trained to `params` (the policy of step s + 1): step s + 1 + k rolls out with it while
+        step s + 1 trains."""
+        self.launch([s + 1 + self.k], params, s + 1)
+
+    def restored(self, step: int, params: Any) -> None:
+        """The guard restored `params` to resume at `step`: the steps rolled out ahead used the policy given
+        up, so they are dropped and step..step+k roll out again with `params`."""
+        self.discard()
+        self.start(step, params)
+
     def launch(self, steps: Iterable[int], params: Any, version: int) -> None:
-        """Roll out each of `steps` (those < the run's max_steps and not in flight) with the policy `params`
-        of step `version`, in the background."""
-        steps = [s for s in steps if s < self.run.cfg.max_steps and s not in self.pending]
+        """Roll out each of `steps` (those < max_steps and not in flight) with the policy `params` of step
+        `version`, in the background."""
+        steps = [s for s in steps if s < self.max_steps and s not in self.pending]
         if not steps:
             return
         snapshot = jax.tree.map(jnp.copy, params)  # the trainer's next update donates `params`' buffers
-        sampler = copy.copy(self.run.sampler(snapshot))  # own params, shared compiled functions
+        sampler = copy.copy(self.sampler(snapshot))  # own params, shared compiled functions
         for s in steps:
-            envs = self.run.env_set(s % (self.k + 1))
+            envs = self.env_set(s % (self.k + 1))
             self.pending[s] = (self.pool.submit(self._roll, s, sampler, snapshot, envs), int(version))
 
     def _roll(self, s: int, sampler: Any, params: Any, envs: list[Any]) -> tuple[Any, ...]:
         t0 = time.time()
-        sampled, trajs, stats = self.run.rollout_step(s, sampler, params, envs)
+        sampled, trajs, stats = self.roll(s, sampler, params, envs)
         return sampled, trajs, stats, time.time() - t0
 
     def result(self, s: int) -> tuple[Any, Any, Any, float, int]:

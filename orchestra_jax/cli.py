@@ -14,30 +14,41 @@ and a bad config answer without loading JAX. ``eval --agent policy:RUN_DIR`` (a 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
-import textwrap
 import tomllib
 from typing import Any
 
 from orchestra_gym.cli import main as orchestra_main
-from orchestra_jax.train_config import RUN_KEYS, SECTIONS, ConfigError, LossConfig, TrainConfig
+from orchestra_jax.run_folder import check_run_folder, saved_config
+from orchestra_jax.train_config import ConfigError, TrainConfig, config_keys
 
 __all__ = ["main", "train_main", "sft_main", "export_main", "parse_set", "policy_agents", "COMMANDS"]
 
 
+def _toml_value(value: Any) -> str:
+    """A default as it is written in a config file or after ``--set KEY=`` (TOML); ``None`` as ``(unset)``."""
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k) if not str(k).isidentifier() else k} = {_toml_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def _config_keys_help() -> str:
-    """The epilog of ``--help``: the run's keys and every section's keys (`orchestra_jax.train_sections`)."""
-    lines = ["config keys (files: [section] tables; --set section.key=VALUE; the flat keys of before, e.g.",
-             "sft_steps, still work with a deprecation warning naming the new key):",
-             f"  run:        {', '.join(RUN_KEYS)}"]
-    for name, cls in SECTIONS.items():
-        keys = [f.name for f in dataclasses.fields(cls)]
-        if name == "grpo":
-            keys = [k for k in keys if k != "loss"] + [f"loss.{f.name}" for f in dataclasses.fields(LossConfig)]
-        lines.append(textwrap.fill(", ".join(keys), width=110, initial_indent=f"  {name + ':':<11} ",
-                                   subsequent_indent=" " * 14))
+    """The epilog of ``--help``: every config key with its default (`TrainConfig()`: the paper's values; a
+    preset changes some) and the one line of help where it is declared (`train_config.config_keys`)."""
+    keys = config_keys()
+    width = max(len(k) for k, _, _ in keys) + 3
+    lines = ["config keys: KEY = DEFAULT  help (files: [section] tables or dotted keys; --set section.key=VALUE;",
+             "the defaults are TrainConfig()'s, the paper's; --preset values differ):"]
+    for key, default, text in keys:
+        lines.append(f"  {key} = {_toml_value(default)}".ljust(width + 14) + f"  {text}".rstrip())
     return "\n".join(lines)
 
 
@@ -55,6 +66,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                         "model.overrides.num_layers=2, grpo.loss.kl_coef=0.01; a bare word is a string")
     p.add_argument("--output-dir", default=None, help="run directory (logs, checkpoints, summary.json, plots)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --output-dir with the config saved there (with --max-steps: train further)")
     return p
 
 
@@ -77,7 +90,7 @@ def parse_set(item: str) -> tuple[str, Any]:
 def apply_sets(cfg: TrainConfig, items: list[str]) -> TrainConfig:
     """``--set`` overrides on `cfg`, in order (`TrainConfig.replace` with dotted keys: ``sft.steps=400``;
     ``model.overrides.num_layers=2`` sets one entry of a dict field). Strict: unknown keys raise
-    ConfigError with a did-you-mean hint naming the section; flat keys of before warn and work."""
+    ConfigError with a did-you-mean hint naming the section."""
     over: dict[str, Any] = {}
     for item in items:
         key, value = parse_set(item)
@@ -99,29 +112,68 @@ def _load_config(prog: str, argv: list[str] | None) -> TrainConfig | None:
     if args.no_progress:
         over["progress_bar"] = False
     try:
+        if args.resume:
+            return _resume_config(args, over)
         cfg = TrainConfig.from_file(args.config) if args.config else TrainConfig.preset(args.preset or "tiny-toolscale")
         cfg = apply_sets(cfg, args.sets)
-        return cfg.replace(**over) if over else cfg
+        cfg = cfg.replace(**over) if over else cfg
+        cfg.check_env()  # env.id and env.kwargs against the env's keywords: before any file or JAX
+        return cfg
     except (ConfigError, FileNotFoundError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return None
 
 
+def _resume_config(args: argparse.Namespace, over: dict[str, Any]) -> TrainConfig:
+    """``--resume``: the config saved in the output folder, with --max-steps / --no-progress applied.
+
+    Raises: ConfigError when the folder holds no run, or a setting other than those is given."""
+    other = [flag for flag, given in (("--config", args.config), ("--preset", args.preset), ("--set", args.sets),
+                                      ("--seed", args.seed is not None)) if given]
+    if other:
+        raise ConfigError(f"--resume continues the saved config of the run folder; drop {', '.join(other)} (or "
+                          "start a new run in a new --output-dir)")
+    run_dir = args.output_dir or TrainConfig.tiny_toolscale().output_dir
+    saved = saved_config(run_dir)
+    if saved is None:
+        raise ConfigError(f"--resume: {run_dir} holds no run (no train_config.json); name the run's --output-dir")
+    return saved.replace(**{**over, "output_dir": str(run_dir)})
+
+
 def _run(prog: str, cfg: TrainConfig, *, sft_only: bool = False) -> dict[str, Any] | int:
-    """`run_training`, or the exit code of a run that stopped: 130 after Ctrl-C (one line: stopped,
-    the latest checkpoint, the same command resumes), 1 after `TrainingStopped` (its one-line message)."""
+    """`run_training`, or the exit code of a run that stopped: 130 after Ctrl-C, 143 after SIGTERM (one line:
+    stopped, the latest checkpoint, where the same command resumes and how many finished steps it redoes;
+    the first Ctrl-C / SIGTERM checkpoints the step in progress when it ends, so none), 1 after
+    `TrainingStopped` (its one-line message). Before that, the output folder (`run_folder.check_run_folder`):
+    a run of another config there exits 2, a finished run of this config 0, each with one line."""
+    try:
+        finished = check_run_folder(cfg, sft_only=sft_only)
+    except ConfigError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    if finished:
+        print(f"{prog}: {finished}", file=sys.stderr)
+        return 0
     from orchestra_jax import checkpoint  # lazy: JAX only once the config is good (module doc)
+    from orchestra_jax.run_checkpoints import TrainingInterrupted
+    from orchestra_jax.run_log import last_logged_step
     from orchestra_jax.train import TrainingStopped, run_training
 
     try:
         return run_training(cfg, sft_only=sft_only)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        why = e.signal_name if isinstance(e, TrainingInterrupted) else "Ctrl-C"
         latest = checkpoint.latest(cfg.output_dir)
-        where = ("no checkpoint was written yet" if latest is None else
-                 f"the latest checkpoint is {checkpoint.phase_dir(cfg.output_dir, latest[0]) / str(latest[1])} "
-                 f"({latest[0]} step {latest[1]})")
-        print(f"{prog}: stopped (Ctrl-C); {where}; run the same command again to resume.", file=sys.stderr)
-        return 130
+        if latest is None:
+            where = "no checkpoint was written yet; run the same command again to start over."
+        else:
+            phase, step = latest
+            redo = max(0, last_logged_step(cfg.output_dir, phase) - step)
+            where = (f"the latest checkpoint is {checkpoint.phase_dir(cfg.output_dir, phase) / str(step)} "
+                     f"({phase} step {step}); run the same command again to resume at {phase} step {step + 1} "
+                     f"({f'{redo} finished step(s) redone' if redo else 'no finished step is redone'}).")
+        print(f"{prog}: stopped ({why}); {where}", file=sys.stderr)
+        return 143 if why == "SIGTERM" else 130
     except TrainingStopped as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 1
@@ -129,9 +181,10 @@ def _run(prog: str, cfg: TrainConfig, *, sft_only: bool = False) -> dict[str, An
 
 def train_main(argv: list[str] | None = None) -> int:
     """`orchestra train [--preset NAME | --config FILE] [--seed N] [--set KEY=VALUE ...] [--max-steps N]
-    [--output-dir DIR]`.
+    [--output-dir DIR] [--resume]`.
 
-    Resumes from DIR/checkpoints when present. Prints and writes DIR/summary.json. Returns 0; a bad config
+    Resumes from DIR/checkpoints when present and DIR's config is this one (a run of another config there
+    exits 2 naming the differing keys; a finished one says so and exits 0; ``--resume`` takes DIR's config). Prints and writes DIR/summary.json. Returns 0; a bad config
     exits with code 2 and the message naming the key, before any compute; a run stopped by the training
     guard or a non-finite update exits 1, Ctrl-C 130, each with one line on stderr."""
     cfg = _load_config("orchestra train", argv)

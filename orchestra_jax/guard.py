@@ -19,7 +19,8 @@ before that state is reached for good:
 Every decision is a `GuardEvent`, which the trainer logs as a JSONL record of phase "guard". The guard
 is plain Python over the step's host metrics (no JAX), identical on every host, so it is tested
 without a model; its state (`state_dict`) travels in the checkpoint metadata so a resumed run
-continues it.
+continues it. Its thresholds are the ``guard`` section of the run's config
+(`orchestra_jax.train_sections.GuardConfig`, re-exported here).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import dataclasses
 import math
 from typing import Any, Callable, Iterable, Literal
 
-from orchestra_gym.errors import ConfigError, OrchestraError
+from orchestra_gym.errors import OrchestraError
+from orchestra_jax.train_sections import GuardConfig  # the guard's config section, with the others
 
 __all__ = ["GuardConfig", "GuardEvent", "TrainingGuard", "TrainingStopped"]
 
@@ -37,49 +39,6 @@ class TrainingStopped(OrchestraError, RuntimeError):
     """A run stopped on purpose (the guard gave up, or an update was not finite). The message is one
     line naming the step, the cause, the latest good checkpoint and the fix; `orchestra train` prints
     it and exits with code 1."""
-
-
-@dataclasses.dataclass(frozen=True)
-class GuardConfig:
-    """The training guard's section of `TrainConfig` (``guard.<field>``) and the thresholds of
-    `TrainingGuard` (see the module docstring).
-
-    enabled: watch each GRPO step (False: no guard; `TrainingGuard` itself does not read it).
-    min_valid_format: least share of assistant turns that parse as a valid action (0 disables).
-    max_cut_rate: largest share of rollouts cut at the token limit (1 disables).
-    min_kept_rollouts: least share of rollouts kept by the group filters (0 disables).
-    min_entropy, max_entropy: mean token entropy band, nats (0 disables each bound).
-    patience: unhealthy steps in a row before acting (>= 1).
-    max_restores: restores before the run stops (0: stop at the first trigger).
-    lr_factor: learning-rate multiplier applied at each restore, in (0, 1].
-
-    Raises: ConfigError naming the ``guard.<field>`` key.
-    """
-
-    enabled: bool = True
-    min_valid_format: float = 0.8
-    max_cut_rate: float = 0.5
-    min_kept_rollouts: float = 0.0
-    min_entropy: float = 0.0
-    max_entropy: float = 0.0
-    patience: int = 2
-    max_restores: int = 3
-    lr_factor: float = 0.5
-
-    def __post_init__(self) -> None:
-        def need(cond: bool, name: str, msg: str) -> None:
-            if not cond:
-                raise ConfigError(f"guard.{name}={getattr(self, name)!r}: {msg}")
-
-        for name in ("min_valid_format", "max_cut_rate", "min_kept_rollouts"):
-            need(0.0 <= getattr(self, name) <= 1.0, name, "must be in [0, 1] (a share of turns or rollouts)")
-        need(self.min_entropy >= 0, "min_entropy", "must be >= 0 nats (0 disables)")
-        need(self.max_entropy >= 0, "max_entropy", "must be >= 0 nats (0 disables)")
-        need(self.max_entropy == 0 or self.max_entropy >= self.min_entropy, "max_entropy",
-             f"must be >= guard.min_entropy={self.min_entropy} (or 0 to disable)")
-        need(self.patience >= 1, "patience", "must be >= 1 step")
-        need(self.max_restores >= 0, "max_restores", "must be >= 0 (0: stop at the first trigger)")
-        need(0.0 < self.lr_factor <= 1.0, "lr_factor", "must be in (0, 1]")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The plots of a training run (PNG; matplotlib `Figure` objects,
 no pyplot, so the caller's backend is left alone), read from DIR/metrics.jsonl, the two held-out
-evaluations and the fixed-rule baselines (`orchestra_jax.train.Run.baselines`):
+evaluations and the fixed-rule baselines (`orchestra_jax.evaluation.play_baselines`):
 
 - DIR/plots/training.png: reward, success rate, cost and latency per GRPO step, each raw (thin) and
   smoothed (trailing mean, `smooth`), with the held-out evaluations (warm start at step 0, after GRPO

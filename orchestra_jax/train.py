@@ -1,34 +1,32 @@
 """The training loop of `orchestra train` / `orchestra sft`: warm start, evaluate, GRPO, evaluate.
 
-Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo}:
-  1. build: the run's tokenizer, policy and environments (`orchestra_jax.policy`); DIR/train_config.json and
-     DIR/orchestra_setting.json (`orchestra_jax.policy.run_setting`, read by ``orchestra eval --setting-of DIR``);
-  2. SFT warm start (`Run.sft`): demonstrations of `orchestra_gym.agents.DelegatingAgent`, the pure
-     `train_step.make_sft_step`;
-  3. evaluation on held-out tasks (`Run.evaluate`, seeds >= 2^31);
-  4. GRPO (`Run.grpo`), per step: sample tasks -> roll out (`Run.rollout_step`: `rollout.collect_rollouts`
-     and the guided rollouts; with grpo.max_staleness k > 0 generated up to k steps ahead by an older
-     policy in background threads, `orchestra_jax.async_grpo`) -> rewards,
-     filters, advantages and padding (`batch.grpo_batch`) -> update (`train_step.grpo_updates`:
-     ppo_epochs x ppo_mini_batches steps of `train_step.make_grpo_step` with pi_old fixed, none when no
-     token is kept; a non-finite loss or gradient stops the run) -> log (JSONL, TensorBoard, tqdm) ->
-     the training guard (`orchestra_jax.guard`: restore the last healthy checkpoint with a smaller
-     learning rate, or stop) -> checkpoint (`orchestra_jax.checkpoint`; the warm start is step 0 when
-     the guard is on);
-  5. evaluation again, plots (`orchestra_jax.plots`) and DIR/summary.json.
+Phases of a run (`run_training`), each resumable from DIR/checkpoints/{sft,grpo} (`orchestra_jax.run_checkpoints`):
+  1. build (`Run`): the run's tokenizer, policy and environments (`orchestra_jax.policy`); DIR/train_config.json
+     and DIR/orchestra_setting.json (`orchestra_jax.policy.run_setting`, read by ``orchestra eval --setting-of DIR``);
+  2. SFT warm start (`Run.sft`): demonstrations of `orchestra_gym.agents.DelegatingAgent`, then per step:
+     batch -> update (the pure `train_step.make_sft_step`) -> record -> checkpoint;
+  3. evaluation on held-out tasks (`orchestra_jax.evaluation`, seeds >= 2^31);
+  4. GRPO (`Run.grpo`), per step:
+       collect: the step's rollouts from the rollout source (`orchestra_jax.rollout_source`: played now, or with
+         grpo.max_staleness k > 0 ahead of the trainer by an older policy, `orchestra_jax.async_grpo`);
+       rewards and advantages: rewards, filters, advantages and padding (`batch.grpo_batch`);
+       update: ppo_epochs x ppo_mini_batches steps of `train_step.make_grpo_step` with pi_old fixed
+         (`train_step.grpo_updates`; none when no token is kept; a non-finite loss or gradient stops the run);
+       record: JSONL, TensorBoard, tqdm (`orchestra_jax.run_log`);
+       guard: restore the last healthy checkpoint with a smaller learning rate, or stop (`orchestra_jax.guard`);
+       checkpoint (`orchestra_jax.checkpoint`; the warm start is step 0 when the guard is on);
+  5. evaluation again, the fixed-rule baselines, plots (`orchestra_jax.plots`) and DIR/summary.json.
 
 Data flow (DESIGN.md Sec. 1): tasks -> `orchestra_jax.rollout` (sampler <-> envs) -> rewards
 (`orchestra_gym.rewards.group_preference_rewards`) -> `grpo.filter_and_advantages` -> the train step
 (`grpo.loss_sums` with the global denominator, micro-batched) -> optax AdamW -> orbax checkpoint.
-The data order (tasks, env seeds, sampler PRNG) of step s derives from (seed, s) only, so a resumed run
-repeats it. The command line is `orchestra_jax.cli`.
+The data order (tasks, env seeds, sampler PRNG) of step s derives from (seed, s) only
+(`orchestra_jax.rollout_source.step_seed`), so a resumed run repeats it. The command line is `orchestra_jax.cli`.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import resource
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,170 +37,83 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
-from tensorboardX import SummaryWriter
-from tqdm import tqdm
 
-from orchestra_gym.agents.rules import RULE_NAMES
-from orchestra_gym.evaluation import by_label, env_seed, play_episode, rollout_summary
 from orchestra_jax import checkpoint, sharding
 from orchestra_jax.async_grpo import AsyncRollouts
 from orchestra_jax.batch import compact_rows, grpo_batch, to_batch
+from orchestra_jax.evaluation import episode_summary, evaluate_policy, play_baselines
+from orchestra_jax.guard import TrainingGuard, TrainingStopped
 from orchestra_jax.plots import write_plots
-from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, guide, make_envs, run_setting
-from orchestra_jax.rollout import Trajectory, collect_rollouts, guided_rollouts, scripted_trajectory
+from orchestra_jax.policy import build_policy, build_tokenizer, demonstrator, make_envs, run_setting
+from orchestra_jax.rollout import Trajectory, scripted_trajectory
+from orchestra_jax.rollout_source import StepRollouts, SyncRollouts, behaviour_logp, step_seed
+from orchestra_jax.run_checkpoints import (StopRequest, due, grpo_meta, phase_checkpointer, resume, save_unless_saved,
+                                           sft_meta, stop_if_sft_not_finite, stop_if_update_not_finite)
+from orchestra_jax.run_log import RunLog, json_safe, label_metrics, peak_rss_gib, update_metrics
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
-from orchestra_jax.guard import TrainingGuard, TrainingStopped
+from orchestra_jax.train_sections import GrpoSection, OptimizerSection, SftSection
 from orchestra_jax.train_step import (UpdateResult, grpo_updates, init_state, make_grpo_step, make_logp_fn,
-                                      gather_params, make_old_logp_fn, make_sft_step, optimizer_from_config,
-                                      params_digest, split_micro)
+                                      make_old_logp_fn, make_sft_step, optimizer_from_config, params_digest,
+                                      split_micro)
 
-__all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "json_safe", "EVAL_TASK_BASE",
-           "eval_file_name", "TrainingStopped"]
-
-def eval_file_name(tag: str) -> str:
-    """The file an evaluation tagged `tag` is written to: ``eval_<tag>.json`` with every run of
-    characters other than letters, digits, ``.``, ``-`` and ``_`` made one ``_`` (a preference named
-    ``accuracy first`` gives ``eval_final_accuracy_first.json``: no spaces in written file names)."""
-    return "eval_" + re.sub(r"[^A-Za-z0-9._-]+", "_", tag) + ".json"
+__all__ = ["Run", "run_training", "TrainingStopped"]
 
 
-EVAL_TASK_BASE = 2**31  # held-out tasks: ToolScale seeds >= 2^31 (training tasks draw seeds < 2^31)
+def sft_demonstrations(cfg: TrainConfig, tok: Any) -> list[Trajectory]:
+    """The warm start's data: sft.tasks episodes of the demonstrator (`orchestra_jax.policy.demonstrator`,
+    env seeds seed * 7919 + i, preferences drawn from ``default_rng([seed, 23])`` as in training), those that
+    fit rollout.max_seq_len."""
+    env = make_envs(cfg, 1)[0]
+    data = []
+    pref_rng = np.random.default_rng([cfg.seed, 23])  # the demonstrations' preferences, as in training
+    for i in range(cfg.sft.tasks):
+        agent = demonstrator(cfg, cfg.seed * 7919 + i)
+        t = scripted_trajectory(env, tok, agent, seed=cfg.seed * 7919 + i,
+                                options=cfg.reset_options(preference=cfg.sample_preference(pref_rng)),
+                                max_turns=cfg.env.max_turns)
+        if len(t) <= cfg.rollout.max_seq_len:
+            data.append(t)
+    return data
 
 
-def _peak_rss_gib() -> float:
-    """Peak resident memory of this process so far, GiB (Linux ru_maxrss is in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+def sft_batch(data: list[Trajectory], seed: int, s: int, sft: SftSection, optimizer: OptimizerSection
+              ) -> dict[str, np.ndarray]:
+    """SFT step `s`'s batch: sft.batch_size demonstrations drawn by ``default_rng([seed, 1_000_000 + s])``
+    (with replacement only when there are fewer), padded and split into optimizer.micro_batches [M, b, T]."""
+    order = np.random.default_rng([seed, 1_000_000 + s]).choice(len(data), sft.batch_size,
+                                                                replace=len(data) < sft.batch_size)
+    batch = to_batch([data[i] for i in order], multiple=optimizer.pad_multiple)
+    return split_micro({k: batch[k] for k in ("tokens", "attention_mask", "loss_mask")}, optimizer.micro_batches)
 
 
-def _step_seed(seed: int, step: int) -> int:
-    """The data order: tasks, env seeds and sampler PRNG of `step` derive from (seed, step) only."""
-    return int(np.random.default_rng([seed, step]).integers(0, 2**30))
+def grpo_update(state: Any, batch: dict[str, np.ndarray], fns: dict[str, Any], place: Any, seed: int,
+                grpo: GrpoSection, optimizer: OptimizerSection) -> UpdateResult:
+    """The update phase of a GRPO step: grpo.ppo_epochs x grpo.ppo_mini_batches optimizer updates of the
+    jitted step ``fns["step"]`` (none without a kept token), rows permuted by `seed`."""
+    return grpo_updates(state, batch, fns["step"], place=place, epochs=grpo.ppo_epochs,
+                        mini_batches=grpo.ppo_mini_batches, micro_batches=optimizer.micro_batches,
+                        seed=seed, old_logp_fn=fns["old_logp"])
 
 
-# metrics of the last optimizer update of a step, logged as last_<name> next to the first update's
-LAST_UPDATE_KEYS = ("loss", "grad_norm", "ratio_mean", "ratio_min", "ratio_max", "approx_kl", "clipfrac_low",
-                    "clipfrac_high", "clipfrac_dual")
-
-# why a number is not finite, for the <key>_note written next to it in JSON (by key suffix)
-_NON_FINITE_NOTES = {"cost_per_solved_usd": "no task was solved, so the cost per solved task is undefined"}
-
-
-def _update_metrics(res: UpdateResult) -> dict[str, float]:
-    """A GRPO step's update metrics: the first update's under their names, the last update's as
-    last_<name> (`LAST_UPDATE_KEYS`) when there were several, the number of updates, and skipped
-    (1: no kept token, no update)."""
-    out: dict[str, float] = {"skipped": int(res.skipped), "updates": len(res.updates)}
-    if res.updates:
-        out.update(res.updates[0])
-    if len(res.updates) > 1:
-        out.update({f"last_{k}": res.updates[-1][k] for k in LAST_UPDATE_KEYS if k in res.updates[-1]})
-    return out
-
-
-def json_safe(obj: Any) -> Any:
-    """A copy of `obj` (dicts, lists, numbers) that is valid JSON: numpy scalars become Python numbers, a
-    non-finite float becomes null with a ``<key>_note`` entry next to it saying why (RFC 8259 has no
-    Infinity or NaN)."""
-    if isinstance(obj, dict):
-        out: dict[str, Any] = {}
-        for k, v in obj.items():
-            out[k] = json_safe(v)
-            f = float(v) if isinstance(v, (float, np.floating)) else None
-            if f is not None and not np.isfinite(f):
-                note = next((n for suffix, n in _NON_FINITE_NOTES.items() if str(k).endswith(suffix)), None)
-                out[f"{k}_note"] = note or f"the value was {f} (not a JSON number)"
-        return out
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if np.isfinite(obj) else None
-    return obj
-
-
-def episode_summary(trajs: list[Trajectory]) -> dict[str, Any]:
-    """success rate, cost per solved task (USD), mean cost (USD) and latency (s), valid-format rate,
-    tool-call mix (calls per episode), cut and invalid counts (`orchestra_gym.evaluation.rollout_summary`),
-    plus ``valid_call_rate``: the share of the policy's turns that parse as an action and whose calls fit
-    their tools' schemas (1 - (invalid turns + turns with an argument error) / turns; env
-    ``info["argument_error_turns"]``), beside ``valid_format_rate`` (parsing only, what the training
-    guard reads), and ``argument_error_turns`` (per episode). ``turns_per_episode`` counts the env's
-    turns (``info["turn"]``, what ``max_turns`` limits; an expert's extra actions in ``expert_scope="turn"``
-    included), ``policy_turns_per_episode`` the policy's own generations."""
-    s = rollout_summary([t.info for t in trajs], turns=[t.turns for t in trajs],
-                        invalid_turns=[t.invalid_turns for t in trajs], cut=[t.cut for t in trajs])
-    # turns as the env counts them (info["turn"]: what max_turns limits, and what `orchestra eval` reports
-    # as mean_turns: with expert_scope="turn" one policy turn is several env turns), the policy's own apart
-    s["policy_turns_per_episode"] = s["turns_per_episode"]
-    s["turns_per_episode"] = sum(float(t.info.get("turn", 0.0)) for t in trajs) / max(len(trajs), 1)
-    arg_turns = [float(t.info.get("argument_error_turns", 0.0)) for t in trajs]
-    total_turns = sum(t.turns for t in trajs)
-    s["valid_call_rate"] = 1.0 - (sum(t.invalid_turns for t in trajs) + sum(arg_turns)) / max(total_turns, 1)
-    s["argument_error_turns"] = sum(arg_turns) / max(len(trajs), 1)
-    return s
-
-
-def _label_metrics(trajs: list[Trajectory]) -> dict[str, float]:
-    """Per task difficulty (the env's ``task_difficulty`` label, which the policy never sees): its share
-    of the rollouts, success rate and expert calls per episode, as ``kind/<difficulty>/<name>``."""
-    out: dict[str, float] = {}
-    n = max(len(trajs), 1)
-    for label, g in by_label([t.info for t in trajs]).items():
-        out[f"kind/{label}/share"] = g["episodes"] / n
-        out[f"kind/{label}/success"] = g["success_rate"]
-        out.update({f"kind/{label}/{k}": v for k, v in g["tool_mix"].items() if k.startswith("expert-")})
-    return out
-
-
-def tool_mix_summary(mix: dict[str, float], models: list[str], aggregates: list[str]) -> dict[str, float]:
-    """A tool mix (calls per episode) as a newcomer reads it: each model's calls (the experts, in the
-    env's reward-layout order) and ``domain_calls``, the calls of every other tool together (the
-    policy's and those an expert made for it). The aggregate model tools (``call_expert``: the sum of
-    the expert counts) are left out."""
-    out = {m: float(mix.get(m, 0.0)) for m in models}
-    out["domain_calls"] = float(sum(v for k, v in mix.items() if k not in out and k not in aggregates))
-    return out
-
-
-def _mix_names(env: Any) -> tuple[list[str], list[str]]:
-    """(models, aggregate model tools) of an env after a reset: its reward layout's tools and its
-    ``kind="model"`` tool names."""
-    d = env.unwrapped.describe()
-    return list(d.reward_layout.tools), [s.name for s in d.tools if s.kind == "model"]
-
-
-#: the fixed rules on the training plot and in summary.json: always the same expert (`orchestra_gym.agents`)
-BASELINE_PREFIX = "expert-"
-
-
-def held_out_tasks(n: int) -> list[int]:
-    """The first `n` held-out task ids of the evaluation (ToolScale generator seeds 2^31, 2^31 + 1, ...;
-    training draws its tasks from seeds below 2^31)."""
-    return [EVAL_TASK_BASE + i for i in range(n)]
-
-
-def play_tasks(sampler: Sampler, tok: Any, envs: list[Any], cfg: TrainConfig, task_ids: list[Any],
-               preference: dict[str, Any] | None = None, *, temperature: float | None = None,
-               executor: Any = None) -> list[Trajectory]:
-    """One rollout of the policy per task, batched over `envs` (len(envs) tasks at a time), at
-    `temperature` (default: the run's evaluation.temperature; with its evaluation.top_k / top_p) under
-    `preference` (default: the run's); the evaluation of `Run.evaluate` and of
-    `orchestra_jax.agents.evaluate_run`. Deterministic under the run's seed."""
-    trajs: list[Trajectory] = []
-    for start in range(0, len(task_ids), len(envs)):
-        chunk = task_ids[start:start + len(envs)]
-        out, _ = collect_rollouts(
-            sampler, tok, envs[:len(chunk)], [cfg.reset_options(t, preference) for t in chunk],
-            rollouts_per_task=1, seed=cfg.seed + 7 + start, max_new_tokens=cfg.rollout.max_new_tokens,
-            max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.evaluation.temperature if temperature is None else temperature,
-            top_k=cfg.evaluation.top_k, top_p=cfg.evaluation.top_p, max_turns=cfg.env.max_turns, executor=executor,
-        )
-        trajs += out
-    return trajs
+def grpo_record(step: int, sampled: list[Trajectory], bstats: dict[str, Any], res: UpdateResult, stats: Any,
+                times: dict[str, float]) -> dict[str, Any]:
+    """The record of GRPO step `step` (1-based): the batch's reward and counts, the update's metrics, the
+    policy's own rollouts' summary (guided ones count only in the batch counts), tool mix and task kinds,
+    and `times` (rollout_s, step_s, time_s; staleness and rollout_wait_s when rolled out ahead)."""
+    ep = episode_summary(sampled)
+    rec = {"phase": "grpo", "step": step, "reward_mean": bstats.pop("reward_mean"),
+           **update_metrics(res), **{k: v for k, v in ep.items() if k != "tool_mix"},
+           **bstats, "invalid_turns": stats.invalid_turns, "generated_tokens": stats.generated_tokens,
+           "rollout_s": times["rollout_s"], "step_s": times["step_s"], "time_s": times["time_s"],
+           "peak_rss_gib": peak_rss_gib(),
+           **{f"mix/{k}": v for k, v in ep["tool_mix"].items()},
+           **label_metrics(sampled)}
+    if "staleness" in times:  # how stale the step's rollouts were, and how long the trainer waited for them
+        rec.update({"staleness": times["staleness"], "rollout_wait_s": times["rollout_wait_s"]})
+    if stats.slot_steps:  # the continuous engine: the idle-slot fraction and the re-prefills
+        rec.update({"slot_idle": 1.0 - stats.busy_slot_steps / stats.slot_steps, "reprefills": stats.reprefills})
+    return rec
 
 
 class Run:
@@ -210,6 +121,7 @@ class Run:
     `evaluate()`, `grpo()` with checkpoints under DIR/checkpoints/{sft,grpo}."""
 
     def __init__(self, cfg: TrainConfig, output_dir: str | Path | None = None):
+        cfg.check_env()  # env.id and env.kwargs, before anything is written
         self.cfg = cfg
         self.dir = Path(output_dir or cfg.output_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -226,48 +138,17 @@ class Run:
                                             temperature=cfg.rollout.temperature)
         self.behaviour_logp_fn = make_old_logp_fn(self.grpo_logp_fn)  # guided rollouts' log-probs
         self.envs = make_envs(cfg, cfg.rollout.tasks_per_step * cfg.rollout.rollouts_per_task)
-        self.env_wrapper: Any = None  # applied to the env sets made later (`env_set`)
-        self._env_sets = [self.envs]
         self.pool = ThreadPoolExecutor(max_workers=cfg.rollout.tool_workers)
         self._sampler: Sampler | None = None
-        self.log_file = open(self.dir / "metrics.jsonl", "a")
-        self._tb: dict[str, SummaryWriter] = {}
-        self._purge: dict[str, int] = {}
+        self.logger = RunLog(self.dir, cfg.progress_bar)
+        self.rollouts = StepRollouts(cfg, self.tok, self.envs, self.pool, self._policy_logp)
+        self.stop = StopRequest()  # `run_training` installs it: Ctrl-C / SIGTERM stop at a step boundary, checkpointed
 
-    # ------------------------------------------------------------------ helpers
-    def log(self, record: dict[str, Any]) -> None:
-        """Append a record to DIR/metrics.jsonl (valid JSON, `json_safe`) and its finite numbers to
-        TensorBoard, one writer per phase (DIR/tb/<phase>; guard events go with grpo)."""
-        self.log_file.write(json.dumps(json_safe(record)) + "\n")
-        self.log_file.flush()
-        phase = record.get("phase", "train")
-        run = "grpo" if phase == "guard" else phase
-        if run not in self._tb:
-            self._tb[run] = SummaryWriter(str(self.dir / "tb" / run), purge_step=self._purge.get(run))
-        step = int(record.get("step", 0))
-        for k, v in record.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v):
-                self._tb[run].add_scalar(f"{phase}/{k}", v, step)
-
-    def truncate_log(self, phase: str, step: int) -> None:
-        """Resuming `phase` from its checkpoint of `step`: drop the records of that phase (and, for grpo,
-        of the guard) after `step` from DIR/metrics.jsonl, and purge TensorBoard events of steps > `step`
-        of that phase (tensorboardX ``purge_step``), so each step appears once (issue 16, item 15)."""
-        phases = {phase, "guard"} if phase == "grpo" else {phase}
-        path = self.dir / "metrics.jsonl"
-        self.log_file.close()
-        kept = []
-        for line in path.read_text().splitlines() if path.exists() else []:
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:  # a line cut by a kill: drop it
-                continue
-            if not (r.get("phase") in phases and int(r.get("step", 0)) > step):
-                kept.append(line)
-        path.write_text("".join(x + "\n" for x in kept))
-        self.log_file = open(path, "a")
-        if step > 0:
-            self._purge[phase] = step + 1
+    # ------------------------------------------------------------------ the run's parts
+    def wrap_envs(self, wrapper: Any) -> None:
+        """Wrap the run's envs, and every env set made later, with `wrapper` (a benchmark's
+        `orchestra_gym.wrappers.SleepLatency`)."""
+        self.envs = self.rollouts.wrap(wrapper)
 
     def sampler(self, params: Any) -> Sampler:
         """The KV-cache sampler with `params` loaded (built once, cache 3 x max_seq_len)."""
@@ -298,118 +179,59 @@ class Run:
 
         return {k: put(v) for k, v in batch.items()}
 
-    def _bar(self, total: int, desc: str, start: int) -> tqdm:
-        return tqdm(total=total, initial=start, desc=desc, disable=not self.cfg.progress_bar, dynamic_ncols=True)
+    def _policy_logp(self, trajs: list[Trajectory], params: Any) -> None:
+        """The guided episodes' behaviour log-probs: `rollout_source.behaviour_logp` with the run's pi_old
+        forward, placement and micro-batching."""
+        behaviour_logp(trajs, params, self.behaviour_logp_fn, self.place_batch, self.row_multiple(),
+                       self.cfg.optimizer.pad_multiple, self.cfg.optimizer.micro_batches)
 
-    def _checkpointer(self, phase: str) -> checkpoint.Checkpointer:
-        cfg = self.cfg
-        return checkpoint.Checkpointer(checkpoint.phase_dir(self.dir, phase), keep=cfg.checkpoint.keep,
-                                       async_save=cfg.checkpoint.async_save)
+    def _rollout_source(self, max_staleness: int) -> SyncRollouts | AsyncRollouts:
+        """The GRPO loop's rollout source: played now (0), or up to `max_staleness` steps ahead."""
+        if not max_staleness:
+            return SyncRollouts(self.rollouts, self.sampler)
+        return AsyncRollouts(self.rollouts, self.sampler, self.rollouts.env_set, self.cfg.max_steps, max_staleness)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, params: Any, n_tasks: int, tag: str, preference: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Rollouts at evaluation.temperature (top_k, top_p) on `n_tasks` held-out tasks (seeds >= 2^31),
-        one each, under `preference` (default: the run's); writes DIR/eval_<tag>.json and returns its `episode_summary`
-        (with ``preference``)."""
-        cfg = self.cfg
-        trajs = play_tasks(self.sampler(params), self.tok, self.envs, cfg, held_out_tasks(n_tasks), preference,
-                           executor=self.pool)
-        s = episode_summary(trajs)
-        s["tag"] = tag
-        s["preference"] = dict(preference if preference is not None else cfg.env.preference)
-        return self._summarised(s, eval_file_name(tag))
-
-    def _summarised(self, s: dict[str, Any], file_name: str) -> dict[str, Any]:
-        """Write `s` (with its whole tool mix, as ``tool_mix_by_tool``) to DIR/`file_name`; return it with
-        the mix summarised (`tool_mix_summary`) for summary.json."""
-        models, aggregates = _mix_names(self.envs[0])
-        full = dict(s["tool_mix"])
-        s["tool_mix"] = tool_mix_summary(full, models, aggregates)
-        (self.dir / file_name).write_text(json.dumps(json_safe({**s, "tool_mix_by_tool": full}), indent=1))
-        return s
+        """`orchestra_jax.evaluation.evaluate_policy` of `params` on the run's envs (DIR/eval_<tag>.json)."""
+        return evaluate_policy(self.sampler(params), self.tok, self.envs, self.cfg, n_tasks, tag, self.dir, preference,
+                               executor=self.pool)
 
     def baselines(self, n_tasks: int, preference: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-        """The fixed rules on the held-out tasks of `evaluate`, in the run's setting (env kwargs, reset
-        options, preference, and each task's env seed): each expert of the env called for every turn
-        (``expert-<k>`` agents of `orchestra_gym.agents`), or over an expert pool the rules on the offered
-        experts' stated properties and the cheapest-first cascade, one episode per task. Writes DIR/baseline_<agent>.json; returns
-        agent -> its summary (as `evaluate`'s: success_rate, mean_cost_usd (USD), mean_latency_s (s),
-        turns_per_episode, tool_mix...). Plays after training: the policy's parameters are untouched."""
-        from orchestra_gym.agents import make_agent
-
-        cfg = self.cfg
-        env = make_envs(cfg, 1)[0]
-        out: dict[str, dict[str, Any]] = {}
-        try:
-            env.reset(seed=0, options=cfg.reset_options(held_out_tasks(1)[0], preference))
-            names = ([m for m in env.unwrapped.reward_layout.tools if m.startswith(BASELINE_PREFIX)]
-                     if env.unwrapped.describe().expert_pool is None else list(RULE_NAMES) + ["cascade"])
-            for name in names:
-                infos = []
-                for i, task in enumerate(held_out_tasks(n_tasks)):
-                    start = i - i % len(self.envs)  # the env seed `play_tasks` gives task i: same draws
-                    infos.append(play_episode(env, make_agent(name, cfg.seed + i), env_seed(cfg.seed + 7 + start, i - start),
-                                              cfg.reset_options(task, preference)).info)
-                s = rollout_summary(infos)
-                s.update(agent=name, tag=f"baseline_{name}",
-                         preference=dict(preference if preference is not None else cfg.env.preference))
-                out[name] = self._summarised(s, f"baseline_{name}.json")
-        finally:
-            env.close()
-        return out
+        """`orchestra_jax.evaluation.play_baselines` in the run's setting (DIR/baseline_<agent>.json)."""
+        return play_baselines(self.cfg, n_tasks, self.dir, self.envs, preference)
 
     # ------------------------------------------------------------------ SFT
     def sft(self) -> Any:
         """Supervised warm start on `sft.tasks` demonstrations (resumable; returns the params)."""
         cfg = self.cfg
         tx = optimizer_from_config(cfg, sft=True)
-        state = init_state(self.params0, tx, with_reference=False)
-        ck = self._checkpointer("sft")
-        start = 0
-        if ck.latest_step() is not None:
-            state, meta = ck.restore(None, state)
-            start = int(meta["step"])
-        self.truncate_log("sft", start)
+        ck = phase_checkpointer(self.dir, "sft", cfg.checkpoint)
+        state, _, start = resume(ck, init_state(self.params0, tx, with_reference=False))
+        self.logger.truncate("sft", start)
         if start >= cfg.sft.steps:
             ck.close()
             return state.params
-        # demonstrations: the delegating agent's episodes that fit max_seq_len
-        env = make_envs(cfg, 1)[0]
-        data = []
-        pref_rng = np.random.default_rng([cfg.seed, 23])  # the demonstrations' preferences, as in training
-        for i in range(cfg.sft.tasks):
-            agent = demonstrator(cfg, cfg.seed * 7919 + i)
-            t = scripted_trajectory(env, self.tok, agent, seed=cfg.seed * 7919 + i,
-                                    options=cfg.reset_options(preference=cfg.sample_preference(pref_rng)),
-                                    max_turns=cfg.env.max_turns)
-            if len(t) <= cfg.rollout.max_seq_len:
-                data.append(t)
+        data = sft_demonstrations(cfg, self.tok)
         step_fn = make_sft_step(self.logp_fn, tx)
-        bar = self._bar(cfg.sft.steps, "sft", start)
-        keys = ("tokens", "attention_mask", "loss_mask")
+        bar = self.logger.bar(cfg.sft.steps, "sft", start)
+        self.stop.check("sft", start, lambda: ck.close())
         for s in range(start, cfg.sft.steps):
-            order = np.random.default_rng([cfg.seed, 1_000_000 + s]).choice(len(data), cfg.sft.batch_size,
-                                                                             replace=len(data) < cfg.sft.batch_size)
-            batch = to_batch([data[i] for i in order], multiple=cfg.optimizer.pad_multiple)
-            batch = split_micro({k: batch[k] for k in keys}, cfg.optimizer.micro_batches)
-            state, m = step_fn(state, self.place_batch(batch))
+            # ---- batch -> update
+            state, m = step_fn(state, self.place_batch(sft_batch(data, cfg.seed, s, cfg.sft, cfg.optimizer)))
+            # ---- record (a non-finite step stops before its checkpoint)
             rec = {"phase": "sft", "step": s + 1, "nll": float(m["nll"]), "grad_norm": float(m["grad_norm"]),
-                   "time_s": time.time() - self.t0, "peak_rss_gib": _peak_rss_gib()}
-            if not (np.isfinite(rec["nll"]) and np.isfinite(rec["grad_norm"])):
-                ck.wait()
-                latest = ck.latest_step()
-                ck.close()
-                raise TrainingStopped(
-                    f"SFT step {s + 1}: nll={rec['nll']} grad_norm={rec['grad_norm']} is not finite; no checkpoint "
-                    f"was written after it; the latest good checkpoint is "
-                    f"{'none' if latest is None else checkpoint.phase_dir(self.dir, 'sft') / str(latest)}. "
-                    "Fix: lower sft.learning_rate.")
+                   "time_s": time.time() - self.t0, "peak_rss_gib": peak_rss_gib()}
+            stop_if_sft_not_finite(s + 1, rec, ck, self.dir)
             if (s + 1) % cfg.log_every == 0:
-                self.log(rec)
+                self.logger.log(rec)
             bar.update(1)
             bar.set_postfix(nll=f"{rec['nll']:.3f}")
-            if (s + 1) % cfg.checkpoint.every == 0 or s + 1 == cfg.sft.steps:
-                ck.save(s + 1, state, {"step": s + 1, "phase": "sft"})
+            # ---- checkpoint
+            if due(s + 1, cfg.checkpoint, cfg.sft.steps):
+                ck.save(s + 1, state, sft_meta(s + 1))
+            # ---- stop here after Ctrl-C / SIGTERM, checkpointed
+            self.stop.check("sft", s + 1, lambda: (save_unless_saved(ck, s + 1, state, sft_meta(s + 1)), ck.close()))
         bar.close()
         ck.close()
         return state.params
@@ -424,157 +246,79 @@ class Run:
         cfg = self.cfg
         guard = TrainingGuard(cfg.guard) if cfg.guard.enabled else None
         state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.grpo.loss.kl_coef > 0)
-        ck = self._checkpointer("grpo")
+        ck = phase_checkpointer(self.dir, "grpo", cfg.checkpoint)
+        source: SyncRollouts | AsyncRollouts | None = None
         try:
-            start = 0
-            if ck.latest_step() is not None:
-                state, meta = ck.restore(None, state)
-                start = int(meta["step"])
+            state, meta, start = resume(ck, state)
+            if meta is not None:
                 initial_eval = meta.get("initial_eval", initial_eval)
                 if guard is not None:
                     guard.load_state_dict(meta.get("guard", {}))
             elif guard is not None:  # the warm start is checkpoint 0: the guard always has a restore target
                 guard.checkpointed(0)
-                ck.save(0, state, self._grpo_meta(0, initial_eval, guard))
-            self.truncate_log("grpo", start)
+                ck.save(0, state, grpo_meta(0, initial_eval, guard))
+            self.logger.truncate("grpo", start)
             update = self._grpo_update_fns(guard.lr_scale if guard else 1.0)
-            lag = cfg.grpo.max_staleness
-            ahead = AsyncRollouts(self, lag) if lag else None
-            if ahead is not None:  # steps start..start+lag all roll out with the policy of step `start`
-                ahead.launch(range(start, min(start + lag + 1, cfg.max_steps)), state.params, start)
-            bar = self._bar(cfg.max_steps, "grpo", start)
+            source = self._rollout_source(cfg.grpo.max_staleness)
+            source.start(start, state.params)
+            bar = self.logger.bar(cfg.max_steps, "grpo", start)
+            self.stop.check("grpo", start, lambda: None)
             for s in range(start, cfg.max_steps):
                 t_step = time.time()
-                # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each (with max_staleness
-                # k > 0: collect the rollouts of step s, generated in the background by the policy of step s - k)
-                if ahead is None:
-                    sampled, trajs, stats = self.rollout_step(s, self.sampler(state.params), state.params, self.envs)
-                    t_roll, version = time.time() - t_step, s
-                else:
-                    sampled, trajs, stats, t_roll, version = ahead.result(s)
+                # ---- collect: tasks_per_step new tasks, rollouts_per_task episodes each (with max_staleness
+                # k > 0: generated in the background by the policy of step s - k)
+                sampled, trajs, stats, t_roll, version = source.collect(s, state.params)
                 t_wait = time.time() - t_step
-                # ---- rewards, filters, advantages -> batch
+                # ---- rewards and advantages -> batch
                 batch, bstats = grpo_batch(trajs, cfg)
                 if cfg.grpo.compact_batch and cfg.grpo.loss.aggregation != "dr-grpo":
                     batch = compact_rows(batch, self.row_multiple(), cfg.optimizer.pad_multiple)
-                # ---- update: ppo_epochs x ppo_mini_batches optimizer updates (none without a kept token)
-                res = grpo_updates(state, batch, update["step"], place=self.place_batch, epochs=cfg.grpo.ppo_epochs,
-                                   mini_batches=cfg.grpo.ppo_mini_batches, micro_batches=cfg.optimizer.micro_batches,
-                                   seed=_step_seed(cfg.seed, s), old_logp_fn=update["old_logp"])
+                # ---- update (a non-finite loss or gradient stops before any checkpoint)
+                res = grpo_update(state, batch, update, self.place_batch, step_seed(cfg.seed, s), cfg.grpo, cfg.optimizer)
                 state = res.state
-                self._check_finite(s + 1, res.updates, ck)
-                if ahead is not None:  # step s + 1 + k rolls out with the policy of step s + 1, while s + 1 trains
-                    ahead.launch([s + 1 + lag], state.params, s + 1)
-                # ---- log, guard, checkpoint (the policy's own rollouts; guided ones only in the batch counts)
-                ep = episode_summary(sampled)
-                rec = {"phase": "grpo", "step": s + 1, "reward_mean": bstats.pop("reward_mean"),
-                       **_update_metrics(res), **{k: v for k, v in ep.items() if k != "tool_mix"},
-                       **bstats, "invalid_turns": stats.invalid_turns, "generated_tokens": stats.generated_tokens,
-                       "rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0,
-                       "peak_rss_gib": _peak_rss_gib(),
-                       **{f"mix/{k}": v for k, v in ep["tool_mix"].items()},
-                       **_label_metrics(sampled)}
-                if ahead is not None:  # how stale the step's rollouts were, and how long the trainer waited for them
-                    rec.update({"staleness": s - version, "rollout_wait_s": t_wait})
-                if stats.slot_steps:  # the continuous engine: the idle-slot fraction and the re-prefills
-                    rec.update({"slot_idle": 1.0 - stats.busy_slot_steps / stats.slot_steps,
-                                "reprefills": stats.reprefills})
+                stop_if_update_not_finite(s + 1, res.updates, ck, self.dir)
+                source.updated(s, state.params)
+                # ---- record
+                times = {"rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0}
+                if cfg.grpo.max_staleness:
+                    times.update(staleness=s - version, rollout_wait_s=t_wait)
+                rec = grpo_record(s + 1, sampled, bstats, res, stats, times)
                 if (s + 1) % cfg.log_every == 0:
-                    self.log(rec)
+                    self.logger.log(rec)
                 bar.update(1)
-                bar.set_postfix(reward=f"{rec['reward_mean']:.2f}", success=f"{ep['success_rate']:.2f}",
-                                cost=f"{ep['mean_cost_usd']:.4f}", latency=f"{ep['mean_latency_s']:.0f}s")
+                bar.set_postfix(reward=f"{rec['reward_mean']:.2f}", success=f"{rec['success_rate']:.2f}",
+                                cost=f"{rec['mean_cost_usd']:.4f}", latency=f"{rec['mean_latency_s']:.0f}s")
+                # ---- guard
                 if guard is not None:
                     event = guard.observe(s + 1, rec, available=lambda: (ck.wait(), ck.all_steps())[1])
                     if event.reasons or event.action != "ok":
-                        self.log(event.to_record())
+                        self.logger.log(event.to_record())
                     if event.action == "stop":
                         raise TrainingStopped(event.message)
                     if event.action == "restore":
                         state, _ = ck.restore(event.restore_step, state)
                         update = self._grpo_update_fns(guard.lr_scale)
-                        if ahead is not None:  # the steps rolled out ahead used the policy given up: redo them
-                            ahead.discard()
-                            ahead.launch(range(s + 1, min(s + 2 + lag, cfg.max_steps)), state.params, s + 1)
-                if (s + 1) % cfg.checkpoint.every == 0 or s + 1 == cfg.max_steps:
+                        source.restored(s + 1, state.params)
+                # ---- checkpoint
+                if due(s + 1, cfg.checkpoint, cfg.max_steps):
                     if guard is not None:
                         guard.checkpointed(s + 1)
-                    ck.save(s + 1, state, self._grpo_meta(s + 1, initial_eval, guard))
+                    ck.save(s + 1, state, grpo_meta(s + 1, initial_eval, guard))
+                # ---- stop here after Ctrl-C / SIGTERM, checkpointed
+                self.stop.check("grpo", s + 1, lambda: self._save_now(ck, s + 1, state, initial_eval, guard))
             bar.close()
         finally:
-            if ahead is not None:
-                ahead.close()
+            if source is not None:
+                source.close()
             ck.close()
         return state.params, cfg.max_steps, initial_eval
 
-    def rollout_step(self, s: int, sampler: Sampler, params: Any, envs: list[Any]
-                     ) -> tuple[list[Trajectory], list[Trajectory], Any]:
-        """The rollouts of GRPO step `s` by the policy `params` (loaded in `sampler`) on `envs` (one env set
-        of tasks_per_step x rollouts_per_task): the step's tasks and preferences (drawn from (seed, s), paper
-        Sec. 3.3), rollouts_per_task - len(guide_experts) sampled episodes per task
-        (`orchestra_jax.rollout.collect_rollouts`) and the guided ones (`with_guided`, their behaviour
-        log-probs from `params`). Returns (sampled, all trajectories in group order, RolloutStats)."""
-        cfg = self.cfg
-        pref_rng = np.random.default_rng([cfg.seed, s, 17])  # the tasks' preferences (paper Sec. 3.3)
-        options = [cfg.reset_options(preference=cfg.sample_preference(pref_rng))
-                   for _ in range(cfg.rollout.tasks_per_step)]
-        sampled_per_task = cfg.rollout.rollouts_per_task - len(cfg.rollout.guide_experts)
-        sampled, stats = collect_rollouts(
-            sampler, self.tok, envs[:cfg.rollout.tasks_per_step * sampled_per_task], options,
-            rollouts_per_task=sampled_per_task, seed=_step_seed(cfg.seed, s),
-            max_new_tokens=cfg.rollout.max_new_tokens, max_seq_len=cfg.rollout.max_seq_len, temperature=cfg.rollout.temperature,
-            max_turns=cfg.env.max_turns, executor=self.pool, overlap_tools=cfg.rollout.overlap_tools,
-            engine=cfg.rollout.engine, slots=cfg.rollout.slots,
-        )
-        trajs = self.with_guided(sampled, options, params, _step_seed(cfg.seed, s), envs)
-        return sampled, trajs, stats
-
-    def env_set(self, j: int) -> list[Any]:
-        """The j-th set of the run's environments (tasks_per_step x rollouts_per_task envs; set 0 is
-        `self.envs`), made on first use with `make_envs` and wrapped by `self.env_wrapper` when set (a
-        benchmark's `orchestra_gym.wrappers.SleepLatency`). Asynchronous GRPO rolls out several steps at once,
-        each on its own set."""
-        while len(self._env_sets) <= j:
-            envs = make_envs(self.cfg, len(self.envs))
-            self._env_sets.append([self.env_wrapper(e) for e in envs] if self.env_wrapper else envs)
-        return self._env_sets[j]
-
-    def with_guided(self, sampled: list[Trajectory], options: list[dict[str, Any]], params: Any,
-                    seed: int, envs: list[Any] | None = None) -> list[Trajectory]:
-        """A step's groups with their guided rollouts (`TrainConfig.rollout.guide_experts`): group i is its
-        sampled rollouts, then one `orchestra_jax.rollout.guided_rollouts` episode per guide expert on the
-        same task under the same preference and env seed, on `envs` (default `self.envs`) after the sampled
-        rows' envs. The guided episodes' sampler_logp are the log-probs of `params` (the policy that rolled
-        the step out) at the sampling temperature (they enter the loss as its samples).
-        Returns `sampled` itself when no guide is configured."""
-        cfg = self.cfg
-        k = len(cfg.rollout.guide_experts)
-        if not k:
-            return sampled
-        gs = cfg.rollout.rollouts_per_task - k
-        n = len(options)
-        opts = [dict(o, task_id=sampled[i * gs].task_id) for i, o in enumerate(options)]
-        envs = self.envs if envs is None else envs
-        guided = guided_rollouts(envs[n * gs:n * cfg.rollout.rollouts_per_task], self.tok,
-                                 [guide(cfg, e) for e in cfg.rollout.guide_experts], opts, seed=seed,
-                                 max_turns=cfg.env.max_turns, max_seq_len=cfg.rollout.max_seq_len, executor=self.pool)
-        self._policy_logp(guided, params)
-        return [t for i in range(n) for t in sampled[i * gs:(i + 1) * gs] + guided[i * k:(i + 1) * k]]
-
-    def _policy_logp(self, trajs: list[Trajectory], params: Any) -> None:
-        """Fill each trajectory's sampler_logp with the log-probs of `params` at the sampling temperature
-        on its loss tokens (0 elsewhere), micro-batched as the update (rows padded to a multiple)."""
-        cfg = self.cfg
-        unit = self.row_multiple()
-        rows = -(-len(trajs) // unit) * unit
-        batch = to_batch(trajs, multiple=cfg.optimizer.pad_multiple)
-        data = {k: np.zeros((rows,) + batch[k].shape[1:], batch[k].dtype) for k in ("tokens", "attention_mask", "loss_mask")}
-        for k in data:
-            data[k][:len(trajs)] = batch[k]
-        lp = gather_params(self.behaviour_logp_fn(params, self.place_batch(split_micro(data, cfg.optimizer.micro_batches))))[0]
-        lp = lp.reshape(rows, -1)
-        for t, row in zip(trajs, lp):
-            t.sampler_logp = [float(x) if m > 0 else 0.0 for x, m in zip(row[:len(t)], t.loss_mask)]
+    @staticmethod
+    def _save_now(ck: Any, step: int, state: Any, initial_eval: dict[str, Any] | None, guard: TrainingGuard | None) -> None:
+        """Checkpoint the state after GRPO step `step` (a stop requested), a guard restore target if healthy."""
+        if guard is not None:
+            guard.checkpointed(step)
+        save_unless_saved(ck, step, state, grpo_meta(step, initial_eval, guard))
 
     def _grpo_update_fns(self, lr_scale: float) -> dict[str, Any]:
         """The jitted GRPO step (AdamW at learning_rate x lr_scale) and, when pi_old is the trainer's and
@@ -586,33 +330,9 @@ class Run:
                                        behaviour_correction=cfg.grpo.max_staleness > 0),
                 "old_logp": make_old_logp_fn(self.grpo_logp_fn) if several else None}
 
-    @staticmethod
-    def _grpo_meta(step: int, initial_eval: dict[str, Any] | None, guard: TrainingGuard | None) -> dict[str, Any]:
-        meta = {"step": step, "phase": "grpo", "initial_eval": json_safe(initial_eval)}
-        if guard is not None:
-            meta["guard"] = guard.state_dict()
-        return meta
-
-    def _check_finite(self, step: int, updates: list[dict[str, float]], ck: checkpoint.Checkpointer) -> None:
-        """Stop (`TrainingStopped`) when an update's loss or gradient norm is not finite, before anything
-        is checkpointed, naming the step and the latest good checkpoint."""
-        for i, m in enumerate(updates):
-            bad = {k: m[k] for k in ("loss", "grad_norm") if k in m and not np.isfinite(m[k])}
-            if bad:
-                ck.wait()
-                latest = ck.latest_step()
-                where = (f"{checkpoint.phase_dir(self.dir, 'grpo') / str(latest)} (GRPO step {latest})"
-                         if latest is not None else "none")
-                raise TrainingStopped(
-                    f"GRPO step {step} (update {i + 1}): {', '.join(f'{k}={v}' for k, v in bad.items())} is not "
-                    f"finite; no checkpoint was written after it; the latest good checkpoint is {where}. Fix: "
-                    "lower optimizer.learning_rate or check the restored checkpoint's parameters.")
-
     def close(self) -> None:
         self.pool.shutdown(wait=True)
-        self.log_file.close()
-        for w in self._tb.values():
-            w.close()
+        self.logger.close()
 
 
 def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_only: bool = False) -> dict[str, Any]:
@@ -629,6 +349,7 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
     devices; every host runs this same function (same config and seed)."""
     sharding.initialize_distributed()
     run = Run(cfg, output_dir)
+    run.stop.install()
     try:
         params = run.sft() if cfg.sft.steps > 0 else run.params0
         sft_digest = params_digest(params)
@@ -659,7 +380,7 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
             "baselines": baselines,
             "sft_params_sha256": sft_digest,
             "params_sha256": params_digest(params),
-            "peak_rss_gib": _peak_rss_gib(),
+            "peak_rss_gib": peak_rss_gib(),
             "devices": [str(d) for d in jax.devices()],
         }
         summary["plots"] = write_plots(run.dir, initial, final, baselines)
@@ -667,4 +388,5 @@ def run_training(cfg: TrainConfig, output_dir: str | Path | None = None, *, sft_
         (run.dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
     finally:
+        run.stop.uninstall()
         run.close()

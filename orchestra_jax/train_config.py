@@ -8,8 +8,13 @@ A key is ``section.key`` (``sft.steps``, ``grpo.loss.kl_coef``, ``model.override
 TOML file a ``[sft]`` table (or a dotted key), in JSON an object, on the command line
 ``--set sft.steps=400``, in code ``cfg.replace(**{"sft.steps": 400})`` or ``cfg.replace(sft={"steps":
 400})`` (a section's table merges into the current section; a dict-valued field given whole replaces
-it). The flat keys of before (``sft_steps``, ``kl_coef``, ``loss``...) still work, with a one-line
-`ConfigDeprecationWarning` (a FutureWarning) naming the new key (`train_sections.FLAT_KEYS`).
+it). Each key is declared once, with its default and one line of help, in its section's dataclass
+(`orchestra_jax.train_sections`; ``orchestra train --help`` lists them all).
+
+Presets are named constructors: `TrainConfig.qwen3_8b()` (the paper's run), `TrainConfig.tiny_toolscale()`
+(the main job) and `TrainConfig.tiny_toolscale_pool()`; `TrainConfig.preset(name)` and a file's ``preset =
+"..."`` key name them as ``qwen3-8b``, ``tiny-toolscale``, ``tiny-toolscale-pool`` (`PRESETS`). Why each
+preset's values were chosen is recorded with the experiments behind them (benchmarks/RESULTS.md).
 
 Loading is strict: `TrainConfig.from_file(path)` (TOML or JSON) and `TrainConfig.from_dict(d)` reject
 unknown keys (with a "did you mean" hint naming the section), values of the wrong type and inconsistent
@@ -20,25 +25,22 @@ sections. This module imports no JAX.
 
 from __future__ import annotations
 
-import copy
-
 import dataclasses
 import json
 import tomllib
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from orchestra_gym.errors import ConfigError, close_matches, did_you_mean
-from orchestra_jax.train_sections import (AGGREGATIONS, FLAT_KEYS, KL_ESTIMATORS, REMOVED_KEYS, SECTIONS,
-                                          CheckpointSection, ConfigDeprecationWarning, EnvSection,
+from orchestra_jax.train_sections import (AGGREGATIONS, KL_ESTIMATORS, SECTIONS, CheckpointSection, EnvSection,
                                           EvaluationSection, GrpoSection, GuardConfig, LossConfig, MeshSection,
-                                          ModelSection, OptimizerSection, RolloutSection, SftSection, check_fields)
+                                          ModelSection, OptimizerSection, RolloutSection, SftSection, check_fields,
+                                          field_help)
 
-__all__ = ["TrainConfig", "LossConfig", "PRESETS", "ConfigError", "ConfigDeprecationWarning", "AGGREGATIONS",
-           "KL_ESTIMATORS", "RUN_KEYS", "SECTIONS"]
+__all__ = ["TrainConfig", "LossConfig", "PRESETS", "ConfigError", "AGGREGATIONS", "KL_ESTIMATORS", "RUN_KEYS",
+           "SECTIONS", "config_keys"]
 
 #: the run's own keys (not in a section)
 RUN_KEYS = ("name", "seed", "output_dir", "max_steps", "log_every", "progress_bar")
@@ -49,7 +51,7 @@ class TrainConfig:
     """Hyper-parameters of GRPO training (defaults: the paper / released code, for Qwen3-8B), in sections.
 
     A section may be given as its dataclass or as a dict of its fields (``TrainConfig(sft={"steps":
-    3})``); `from_dict`, `preset` and `replace` also take dotted and flat (deprecated) keys.
+    3})``); `from_dict`, the presets and `replace` also take dotted keys (``**{"sft.steps": 3}``).
 
     Raises: ConfigError naming the key (``section.key``) for a wrong type, value or combination.
     """
@@ -83,13 +85,12 @@ class TrainConfig:
         self.validate()
 
     def validate(self) -> None:
-        """Check the run's keys, the guard's types and what spans sections (each section checked its
+        """Check the run's keys and what spans sections (each section checked its
         own fields when it was built). Raises ConfigError naming the key."""
         check_fields(self, only=RUN_KEYS)
         for key in ("max_steps", "log_every"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"{key}={getattr(self, key)!r}: must be >= 1")
-        check_fields(self.guard, "guard.")
         r, g, o = self.rollout, self.grpo, self.optimizer
         if r.rollouts_per_task <= g.adv_ddof:
             raise ConfigError(f"grpo.adv_ddof={g.adv_ddof!r}: must be < rollout.rollouts_per_task={r.rollouts_per_task}")
@@ -109,17 +110,31 @@ class TrainConfig:
             raise ConfigError(f"optimizer.micro_batches={o.micro_batches!r}: must divide sft.batch_size={self.sft.batch_size}")
 
     # ---------------------------------------------------------------------------------------------
-    def __getattr__(self, name: str) -> Any:
-        """A flat key of before read as an attribute (``cfg.sft_steps``): the section's value, with a
-        `ConfigDeprecationWarning` naming the new key. AttributeError for any other name."""
-        new = FLAT_KEYS.get(name)
-        if new is None or name.startswith("__"):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        _warn_flat([name])
-        value: Any = self
-        for part in new.split("."):
-            value = getattr(value, part)
-        return value
+    def check_env(self) -> None:
+        """Check ``env.id`` against the registered envs and ``env.kwargs`` against the keywords its class
+        accepts (`orchestra_gym.registration.accepted_kwargs`, what `gym.make` checks when it builds the env),
+        before anything is built or written; imports the env's module (orchestra_gym, no JAX).
+        Raises ConfigError naming the key, with a did-you-mean."""
+        import gymnasium as gym
+
+        import orchestra_gym  # noqa: F401  (registers the env ids)
+        from orchestra_gym.registration import ENV_SPECS, EnvFactory, accepted_kwargs
+
+        if self.env.id not in gym.registry:
+            ids = sorted(ENV_SPECS)
+            raise ConfigError(f"env.id={self.env.id!r}: not a registered env{did_you_mean(self.env.id, ids)}; "
+                              f"known: {', '.join(ids)}")
+        factory = gym.spec(self.env.id).entry_point
+        if not isinstance(factory, EnvFactory):
+            return
+        accepted = accepted_kwargs(factory.env_class())
+        if accepted is None:
+            return
+        offered = [k for k in accepted if k not in ENV_SPECS.get(self.env.id, ("", {}))[1]]
+        for key in self.env.kwargs:
+            if key not in accepted:
+                raise ConfigError(f"env.kwargs.{key}: {self.env.id} takes no keyword {key!r}"
+                                  f"{did_you_mean(str(key), offered)}; it accepts: {', '.join(offered)}")
 
     def loss_config(self) -> LossConfig:
         """The run's `LossConfig`: ``grpo.loss``, with Dr. GRPO's constant length set to
@@ -159,9 +174,9 @@ class TrainConfig:
         return dict(prefs[int(rng.integers(len(prefs)))])
 
     def replace(self, **overrides: Any) -> "TrainConfig":
-        """Copy with keys replaced: section tables (``sft={"steps": 3}``, merged into the section),
-        dotted keys (``**{"sft.steps": 3}``) or flat keys of before (deprecated). Validated; unknown
-        keys raise ConfigError with a did-you-mean hint."""
+        """Copy with keys replaced: section tables (``sft={"steps": 3}``, merged into the section) or
+        dotted keys (``**{"sft.steps": 3}``). Validated; unknown keys raise ConfigError with a did-you-mean
+        hint."""
         return TrainConfig(**_merge(self.to_dict(), overrides))
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,21 +185,101 @@ class TrainConfig:
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> "TrainConfig":
-        """A named preset (`PRESETS`), optionally with keys replaced (as `replace`).
+        """The preset named `name` (`PRESETS`: ``qwen3-8b``, ``tiny-toolscale``, ``tiny-toolscale-pool``),
+        optionally with keys replaced (as `replace`).
 
         Raises: ConfigError for an unknown preset or key.
         """
         if name not in PRESETS:
             raise ConfigError(f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; known presets: {sorted(PRESETS)}")
-        base = _merge(cls().to_dict(), PRESETS[name])
-        return cls(**_merge(base, overrides))
+        return getattr(cls, PRESETS[name])(**overrides)
+
+    @classmethod
+    def _from_tables(cls, tables: dict[str, Any], overrides: dict[str, Any]) -> "TrainConfig":
+        """The defaults with a preset's `tables` merged in (validated as a user's file), then `overrides`."""
+        return cls(**_merge(_merge(cls().to_dict(), tables), overrides))
+
+    @classmethod
+    def qwen3_8b(cls, **overrides: Any) -> "TrainConfig":
+        """The paper's run (Sec. 4, App. D): Qwen3-8B from a Hugging Face checkpoint in float32 with bfloat16
+        compute and remat, 16 tasks x 8 rollouts, temperature 1.0, up to 50 turns and 8k tokens per turn,
+        lr 1e-6, KL 1e-4 (k2), clip 0.2 / 0.28, dual clip 10 (the defaults), 16 micro-batches."""
+        return cls._from_tables({
+            "name": "qwen3-8b",
+            "max_steps": 1000,
+            "output_dir": "runs/qwen3-8b",
+            "model": {"preset": "qwen3-8b",
+                      "overrides": {"param_dtype": "float32", "compute_dtype": "bfloat16", "remat": True},
+                      "hf_checkpoint": "checkpoints/Qwen3-8B", "tokenizer": "qwen3"},
+            "optimizer": {"micro_batches": 16},
+        }, overrides)
+
+    @classmethod
+    def tiny_toolscale(cls, **overrides: Any) -> "TrainConfig":
+        """The main job (``orchestra train``'s default), offline on CPU: a small Qwen3 with a small byte-level
+        BPE built from the env's texts, ToolScale-synthetic with simulated experts of different prices and
+        accuracies and only ``call_expert`` exposed; a warm start imitating a demonstrator that calls one
+        uniformly drawn expert per episode, then GRPO with guided rollouts (one demonstrator episode pinned to
+        each expert per group), preferences stated in the prompt and drawn per task (paper Sec. 3.2-3.3),
+        held-out evaluation preferences (Table 3), evaluation decoding as Qwen3's thinking mode."""
+        return cls._from_tables({
+            "name": "tiny-toolscale",
+            "max_steps": 100,
+            "output_dir": "runs/tiny-toolscale",
+            "model": {"preset": "tiny",
+                      "overrides": {"vocab_size": 1024, "hidden_size": 64, "intermediate_size": 128,
+                                    "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "head_dim": 32,
+                                    "tie_word_embeddings": True},
+                      "hf_checkpoint": "", "tokenizer": "toolscale-bpe"},
+            "env": {
+                "kwargs": dict(_TINY_ENV_KWARGS),
+                "tools": ["call_expert"],
+                "max_turns": 6,
+                "preference": _preference(0.5, 0.0),
+                "train_preferences": [_preference(0.5, 0.0), _preference(0.1, 0.0), _preference(2.0, 0.0), _preference(0.0, 1.0)],
+                "eval_preferences": {"accuracy first": _preference(0.02, 0.0), "cost first": _preference(1.0, 0.0),
+                                     "latency first": _preference(0.0, 0.5)},
+            },
+            "rollout": {"tasks_per_step": 16, "rollouts_per_task": 8, "max_new_tokens": 64, "max_seq_len": 2048,
+                        "tool_workers": 4, "guide_experts": ["expert-1", "expert-2", "expert-3"]},
+            "grpo": {"ppo_epochs": 2, "loss": {"kl_coef": 0.05}},
+            "optimizer": {"learning_rate": 7e-4, "micro_batches": 4},
+            "guard": {"min_valid_format": 0.6},
+            "sft": {"steps": 1200, "batch_size": 4, "learning_rate": 1e-2, "tasks": 512, "expert_choice": "per_episode",
+                    "state_kind": True},
+            "evaluation": {"tasks": 100, "temperature": 0.6, "top_k": 20, "top_p": 0.95},
+            "checkpoint": {"every": 50},
+        }, overrides)
+
+    @classmethod
+    def tiny_toolscale_pool(cls, **overrides: Any) -> "TrainConfig":
+        """`tiny_toolscale` trained over the paper's distribution of tool subsets and pricing schedules (Sec.
+        3.3, App. D): each task offers 4-5 of the six training experts of the ``tradeoffs`` pool
+        (`orchestra_gym.tools.pools`), at the paper's prices or random multipliers of them; the held-out experts
+        and pricing schedule never appear in training. 12 turns; preferences as a numeric line, drawn per task
+        from four training vectors; guided rollouts pin the demonstrator to the offered expert each stated rule
+        picks (most accurate, cheapest, fastest). Its ``env`` table merges into the tiny preset's (tools kept)."""
+        return cls.tiny_toolscale(**{
+            "name": "tiny-toolscale-pool",
+            "output_dir": "runs/tiny-toolscale-pool",
+            "env": {
+                "kwargs": {**_TINY_ENV_KWARGS, "expert_pool": "tradeoffs", "offer_size": [4, 5],
+                           "held_out_experts": "exclude", "pricing_schedules": ["paper", "random"]},
+                "max_turns": 12,
+                "preference": _preference(0.25, 0.25),
+                "train_preferences": [_preference(0.25, 0.25), _preference(0.05, 0.0), _preference(2.0, 0.0), _preference(0.0, 2.0)],
+                "eval_preferences": {"accuracy first": _preference(0.02, 0.0), "cost first": _preference(1.0, 0.0),
+                                     "latency first": _preference(0.0, 1.0)},
+            },
+            "rollout.guide_experts": ["most-accurate", "cheapest", "fastest"],
+        }).replace(**overrides)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
         """Strict construction: unknown keys and wrong types raise ConfigError naming the key.
 
         A key ``preset`` starts from that preset and overrides it with the other keys. Keys: the run's,
-        section tables, dotted ``section.key`` and the flat keys of before (deprecated, one warning).
+        section tables and dotted ``section.key``.
         """
         if not isinstance(d, dict):
             raise ConfigError(f"a training config must be a table/object, got {type(d).__name__}")
@@ -200,10 +295,18 @@ class TrainConfig:
     def from_file(cls, path: str | Path) -> "TrainConfig":
         """Load a `.toml` or `.json` file (strict, see `from_dict`).
 
-        Raises: ConfigError (bad key/value/extension), FileNotFoundError.
+        Raises: ConfigError (bad key/value/extension, a file that is not UTF-8 text or cannot be read),
+        FileNotFoundError.
         """
         p = Path(path)
-        text = p.read_text()
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{p}: not UTF-8 text (byte {e.start}: {e.reason}); save the config file as UTF-8") from None
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise ConfigError(f"{p}: cannot read the config file ({e.strerror or e}); pass a readable .toml or .json file") from None
         if p.suffix == ".toml":
             try:
                 data = tomllib.loads(text)
@@ -222,33 +325,76 @@ class TrainConfig:
             raise ConfigError(f"{p}: {e}") from None
 
 
+
+#: preset name -> its named constructor on `TrainConfig`
+PRESETS: dict[str, str] = {"qwen3-8b": "qwen3_8b", "tiny-toolscale": "tiny_toolscale",
+                           "tiny-toolscale-pool": "tiny_toolscale_pool"}
+
+def _preference(cost: float, latency: float) -> dict[str, float]:
+    """A preset's preference vector (paper Sec. 3.2): outcome 1 and the weights of cost and latency."""
+    return {"outcome": 1.0, "cost": cost, "latency": latency}
+
+
+#: the tiny presets' env: the compact system prompt, the preference stated in the prompt, a delegated expert
+#: playing the agent's whole turn (tau2-bench's sense: one routing decision per turn), and a malformed turn
+#: ending the episode unsolved (the paper's outcome 0)
+_TINY_ENV_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn", "max_errors": 1}
+
+
 # ---------------------------------------------------------------------------------------------------
-# Keys: section tables, dotted keys, flat keys of before
+# Keys: section tables and dotted keys
 # ---------------------------------------------------------------------------------------------------
 
+#: words users type for a key, for the did-you-mean hint only
 _ALIASES = {"lr": "optimizer.learning_rate", "steps": "max_steps", "kl": "grpo.loss.kl_coef",
             "group_size": "rollout.rollouts_per_task", "batch_size": "rollout.tasks_per_step", "preset_name": "name"}
 
 
-def _known_keys() -> list[str]:
-    """Every key a config takes (the run's and each section's ``section.key``, the loss's ``grpo.loss.key``)."""
-    keys = list(RUN_KEYS)
+def _section_classes() -> dict[str, type]:
+    """Prefix -> dataclass of every table of keys: the sections, the loss (``grpo.loss``) after ``grpo``."""
+    out: dict[str, type] = {}
     for name, cls in SECTIONS.items():
-        keys += [f"{name}.{f.name}" for f in dataclasses.fields(cls)]
-    keys += [f"grpo.loss.{f.name}" for f in dataclasses.fields(LossConfig)]
-    return keys
+        out[name] = cls
+        if name == "grpo":
+            out["grpo.loss"] = LossConfig
+    return out
+
+
+def config_keys() -> list[tuple[str, Any, str]]:
+    """Every key of a config as (key, default, one line of help): the run's keys, then each section's
+    ``section.key`` (the loss's as ``grpo.loss.key``), in declaration order; the help is the comment where
+    the field is declared (`orchestra_jax.train_sections.field_help`)."""
+    default = TrainConfig()
+    run_help = field_help(TrainConfig)
+    out = [(k, getattr(default, k), run_help.get(k, "")) for k in RUN_KEYS]
+    for prefix, cls in _section_classes().items():
+        helps = field_help(cls)
+        value: Any = default
+        for part in prefix.split("."):
+            value = getattr(value, part)
+        out += [(f"{prefix}.{f.name}", getattr(value, f.name), helps.get(f.name, ""))
+                for f in dataclasses.fields(cls) if not (cls is GrpoSection and f.name == "loss")]
+    return out
 
 
 def _unknown(key: str) -> ConfigError:
-    """The error of an unknown key, with a did-you-mean that names the section."""
-    known = _known_keys()
-    flat = {**{k: k for k in RUN_KEYS}, **FLAT_KEYS}  # an undotted key is most likely a flat key of before
-    by_leaf = {k.rsplit(".", 1)[-1]: k for k in known}
+    """The error of an unknown key, with a did-you-mean that names the section: the closest known key; for a
+    key without a dot, the closest of the run's keys, the section keys written with ``_`` for ``.``
+    (``sft_steps``) and the keys' last parts (``learning_rate``: the first section declaring it)."""
+    known = [k for k, _, _ in config_keys()]
     if key in _ALIASES:
         name = _ALIASES[key]
     elif "." not in key:
-        name = flat.get(_closest(key, flat)) or by_leaf.get(_closest(key, by_leaf), "")
+        words: dict[str, str] = {k: k for k in RUN_KEYS}
+        for k in known:
+            words.setdefault(k.replace(".", "_"), k)
+        for k in known:
+            words.setdefault(k.rsplit(".", 1)[-1], k)
+        name = words.get(_closest(key, words), "")
     else:
+        by_leaf: dict[str, str] = {}
+        for k in known:
+            by_leaf.setdefault(k.rsplit(".", 1)[-1], k)
         name = _closest(key, known) or by_leaf.get(_closest(key.rsplit(".", 1)[-1], by_leaf), "")
     hint = f" (did you mean {name!r}?)" if name else ""
     sections = ", ".join(f"{s}.*" for s in SECTIONS)
@@ -260,18 +406,6 @@ def _closest(name: str, choices: Any) -> str:
     """The closest of `choices` to `name` (`orchestra_gym.errors.close_matches`), or ""."""
     close = close_matches(name, list(choices), n=1)
     return str(close[0]) if close else ""
-
-
-def _warn_flat(keys: list[str]) -> None:
-    """One ConfigDeprecationWarning line for the flat keys of before in `keys`."""
-    if not keys:
-        return
-    if len(keys) == 1:
-        msg = f"config key {keys[0]!r} is deprecated; use {FLAT_KEYS[keys[0]]!r}"
-    else:
-        msg = (f"config keys {', '.join(repr(k) for k in keys)} are deprecated; use "
-               f"{', '.join(repr(FLAT_KEYS[k]) for k in keys)}")
-    warnings.warn(msg, ConfigDeprecationWarning, stacklevel=4)
 
 
 def _section(name: str, value: dict[str, Any]) -> Any:
@@ -291,34 +425,17 @@ def _section(name: str, value: dict[str, Any]) -> Any:
     return cls(**value)
 
 
-def _path(key: str) -> tuple[list[str], str | None]:
-    """The path of key `key` in the nested config dict and the flat key of before it used, if any."""
-    head, _, rest = key.partition(".")
-    if head in FLAT_KEYS:
-        return FLAT_KEYS[head].split(".") + (rest.split(".") if rest else []), head
-    return key.split("."), None
-
-
 def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """`base` (a nested config dict, `TrainConfig.to_dict`) with `overrides` applied in order: a section
     table merges into its section (``grpo.loss`` too), any other value replaces; a dotted key sets one
-    entry (``model.overrides.num_layers`` one entry of that dict). Flat keys of before are mapped to their
-    section key with one `ConfigDeprecationWarning`; removed keys at their "off" value are dropped.
+    entry (``model.overrides.num_layers`` one entry of that dict).
 
     Raises: ConfigError for an unknown key, or a dotted key into a value that is not a table."""
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
     if isinstance(out.get("grpo"), dict) and isinstance(out["grpo"].get("loss"), dict):
         out["grpo"]["loss"] = dict(out["grpo"]["loss"])
-    flat: list[str] = []
     for key, value in overrides.items():
-        if key in REMOVED_KEYS:
-            if value == REMOVED_KEYS[key]:
-                continue  # a saved config of before, the experiment off
-            raise ConfigError(f"config key {key!r} was removed: its experiment was not adopted (benchmarks/"
-                              "RESULTS.md); drop the key")
-        path, old = _path(key)
-        if old is not None:
-            flat.append(old)
+        path = key.split(".")
         if path[0] in RUN_KEYS:
             if len(path) > 1:
                 raise ConfigError(f"{key}: {path[0]} is not a table; use {path[0]}=VALUE")
@@ -350,128 +467,4 @@ def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
             node[last] = merged
         else:
             node[last] = value
-    _warn_flat(flat)
     return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# Presets (plain dicts of section tables, so that from_dict validates them like a user's file)
-# ---------------------------------------------------------------------------------------------------
-
-PRESETS: dict[str, dict[str, Any]] = {
-    # The paper's run: Qwen3-8B from a Hugging Face checkpoint, 16 tasks x 8 rollouts, temperature 1.0,
-    # up to 50 turns and 8k tokens per turn, lr 1e-6, KL 1e-4 (k2), clip 0.2/0.28, dual clip 10.
-    "qwen3-8b": {
-        "name": "qwen3-8b",
-        "max_steps": 1000,
-        "output_dir": "runs/qwen3-8b",
-        "model": {"preset": "qwen3-8b",
-                  "overrides": {"param_dtype": "float32", "compute_dtype": "bfloat16", "remat": True},
-                  "hf_checkpoint": "checkpoints/Qwen3-8B", "tokenizer": "qwen3"},
-        "optimizer": {"micro_batches": 16},
-    },
-    # The offline default: CPU (2 cores, <= 15 minutes), a small Qwen3 with a small byte-level BPE
-    # tokenizer built from the env's own texts, ToolScale-synthetic with simulated experts of different
-    # prices and accuracies (pricing.EXPERT_POOL), only call_expert exposed; SFT warm start, then GRPO.
-    # Setting: expert_scope "turn" (a delegated expert plays the agent's whole turn, tau2-bench's sense,
-    # so the routing decision is one per turn and a group of rollouts compares experts cleanly;
-    # max_turns still counts every action) and max_errors 1 (a malformed turn ends the episode unsolved,
-    # the paper's outcome 0: with the env's default 5 a malformed turn, though out of the loss, was
-    # followed by more turns that could still solve the task, so malformed rollouts were not worse and
-    # grew long; valid format held at T 1.0 only with 1).
-    # max_turns 6: the hard requests need more actions than that, so no expert solves them here and
-    # their groups never count (at 8 turns expert-1 solves half of them, but the runs then drifted to
-    # expert-2 for every kind: seed 1 at 0.48 cents, see benchmarks/RESULTS.md).
-    # Preference (paper Sec. 3.2): outcome 1, cost 0.5 by default; no tool is paid for by name. The
-    # preference vector is stated in the prompt (preference_in_prompt) and drawn per task from
-    # train_preferences (Sec. 3.3); the final evaluation also runs the held-out eval_preferences
-    # (Table 3). The warm start imitates a demonstrator that names the request's kind in a <think>
-    # and then calls ONE uniformly drawn expert for the whole episode: it teaches the tool-call format
-    # and reading the request, never which expert to use (GRPO must find that). GRPO: 16 tasks x 8
-    # rollouts, two passes over each batch (the clip works), KL (k2) 0.05 to the warm start, lr 7e-4,
-    # the guard; rollouts sample the full distribution at T 1.0 (paper App. D). Evaluation and the
-    # exported policy decode as Qwen3 recommends for thinking mode (T 0.6, top-k 20, top-p 0.95).
-    # Guided rollouts (guide_experts): each group of 8 holds one demonstrator episode pinned to each
-    # expert, entering the loss only above its group. Without them the policy stops sampling expert-1
-    # within 20-30 steps on some seeds (easy requests pay the cheapest expert on every step), after
-    # which a medium request's groups all fail and are dropped, and nothing brings expert-1 back (seed 2
-    # collapsed to always expert-3 in every unguided variant; benchmarks/RESULTS.md). The guides keep
-    # a mixed group on every medium request, and their positive-only entry lets the policy learn which
-    # kind each expert is right for without being pushed towards any expert everywhere.
-    "tiny-toolscale": {
-        "name": "tiny-toolscale",
-        "max_steps": 100,
-        "output_dir": "runs/tiny-toolscale",
-        "model": {"preset": "tiny",
-                  "overrides": {"vocab_size": 1024, "hidden_size": 64, "intermediate_size": 128,
-                                "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "head_dim": 32,
-                                "tie_word_embeddings": True},
-                  "hf_checkpoint": "", "tokenizer": "toolscale-bpe"},
-        "env": {
-            "kwargs": {"system_prompt": "compact", "preference_in_prompt": True, "expert_scope": "turn",
-                       "max_errors": 1},
-            "tools": ["call_expert"],
-            "max_turns": 6,
-            "preference": {"outcome": 1.0, "cost": 0.5, "latency": 0.0},
-            "train_preferences": [
-                {"outcome": 1.0, "cost": 0.5, "latency": 0.0},
-                {"outcome": 1.0, "cost": 0.1, "latency": 0.0},
-                {"outcome": 1.0, "cost": 2.0, "latency": 0.0},
-                {"outcome": 1.0, "cost": 0.0, "latency": 1.0},
-            ],
-            "eval_preferences": {
-                "accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
-                "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
-                "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 0.5},
-            },
-        },
-        # 16 tasks per step (the paper's batch) for 100 steps: the same rollouts as 8 x 200, with a
-        # gradient from about twice as many medium requests per step (seed 1 at 8 x 150: +4.9 points)
-        "rollout": {"tasks_per_step": 16, "rollouts_per_task": 8, "max_new_tokens": 64, "max_seq_len": 2048,
-                    "tool_workers": 4, "guide_experts": ["expert-1", "expert-2", "expert-3"]},
-        "grpo": {"ppo_epochs": 2, "loss": {"kl_coef": 0.05}},
-        "optimizer": {"learning_rate": 7e-4, "micro_batches": 4},
-        # the warm start writes valid tool calls in about 85-95% of its sampled turns (temperature 1);
-        # a collapse takes that towards 0, so the guard acts below 60% for two steps in a row
-        "guard": {"min_valid_format": 0.6},
-        "sft": {"steps": 1200, "batch_size": 4, "learning_rate": 1e-2, "tasks": 512, "expert_choice": "per_episode",
-                "state_kind": True},
-        "evaluation": {"tasks": 100, "temperature": 0.6, "top_k": 20, "top_p": 0.95},
-        "checkpoint": {"every": 50},
-    },
-}
-
-# The pool preset (issue 34 item 4): the tiny-toolscale recipe trained over the paper's distribution of tool
-# subsets and pricing schedules (Sec. 3.3 / App. D): each task offers 4-5 of the six training experts of the
-# `tradeoffs` pool (orchestra_gym.tools.pools; described in the prompt: what each is good at, its price and
-# latency), at the paper's prices or random multipliers of them; the two held-out experts and the
-# DeepInfra-style schedule never appear in training (benchmarks/pool_bench.py's unseen-experts and
-# unseen-pricing settings test them). 12 turns, so every kind of request can be solved. Preferences: the
-# numeric line (the tiny policy has no language pretraining, so held-out wordings of the text form would be
-# unseen token sequences to it; UC-MOA's finding that raw numbers are fragile is about pretrained LMs), drawn
-# per task from four training vectors; the held-out evaluation vectors are the pool setting's (accuracy /
-# cost / latency first). Guided rollouts pin the demonstrator to the offered expert that each stated rule picks
-# (most accurate, cheapest, fastest), since a fixed name may not be offered.
-_POOL = copy.deepcopy(PRESETS["tiny-toolscale"])
-_POOL.update(name="tiny-toolscale-pool", output_dir="runs/tiny-toolscale-pool")
-_POOL["env"] = {
-    "kwargs": {**_POOL["env"]["kwargs"], "expert_pool": "tradeoffs", "offer_size": [4, 5],
-               "held_out_experts": "exclude", "pricing_schedules": ["paper", "random"]},
-    "tools": ["call_expert"],
-    "max_turns": 12,
-    "preference": {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
-    "train_preferences": [
-        {"outcome": 1.0, "cost": 0.25, "latency": 0.25},
-        {"outcome": 1.0, "cost": 0.05, "latency": 0.0},
-        {"outcome": 1.0, "cost": 2.0, "latency": 0.0},
-        {"outcome": 1.0, "cost": 0.0, "latency": 2.0},
-    ],
-    "eval_preferences": {
-        "accuracy first": {"outcome": 1.0, "cost": 0.02, "latency": 0.0},
-        "cost first": {"outcome": 1.0, "cost": 1.0, "latency": 0.0},
-        "latency first": {"outcome": 1.0, "cost": 0.0, "latency": 1.0},
-    },
-}
-_POOL["rollout"] = {**_POOL["rollout"], "guide_experts": ["most-accurate", "cheapest", "fastest"]}
-PRESETS["tiny-toolscale-pool"] = _POOL
-

@@ -7,15 +7,15 @@ Sections (the config key of a field is ``<section>.<field>``, e.g. ``sft.steps``
   env         `EnvSection`: the environment, its preference vectors and tools exposed, max_turns
   rollout     `RolloutSection`: tasks x rollouts per step, sampling, token limits, guided rollouts
   grpo        `GrpoSection`: reward, advantages and filters, the loss (`LossConfig`), PPO passes
-  guard       `orchestra_jax.guard.GuardConfig`: the training guard (``enabled`` and thresholds)
+  guard       `GuardConfig`: the training guard (`orchestra_jax.guard.TrainingGuard`): ``enabled`` and thresholds
   optimizer   `OptimizerSection`: AdamW and its schedule, micro-batching, log-prob chunk, padding
   sft         `SftSection`: the supervised warm start and its demonstrator
   evaluation  `EvaluationSection`: held-out tasks and decoding of the evaluations and the exported policy
   mesh        `MeshSection`: the (data, fsdp, tp) device mesh
   checkpoint  `CheckpointSection`: checkpoint interval, how many are kept, async writes
 
-`FLAT_KEYS` maps each key of the flat config of before (``sft_steps``, ``kl_coef``, ``loss``...) to its
-section key; `orchestra_jax.train_config` still takes them, with a `ConfigDeprecationWarning`.
+Every field is declared with its default and one line of help (the comment on its line, CleanRL style);
+`field_help(cls)` reads those lines for ``orchestra train --help``. A longer comment above a field says more.
 Sources of the defaults: ToolOrchestra (arXiv 2511.21689) Sec. 3.2-4 and App. D; the released script
 `training/train_orchestrator.sh` (verl) for the values the paper leaves out ([REL]). This module imports
 no JAX.
@@ -23,7 +23,14 @@ no JAX.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
+import inspect
+import io
+import math
+import textwrap
+import tokenize
 import types
 import typing
 from typing import Any, ClassVar
@@ -31,21 +38,14 @@ from typing import Any, ClassVar
 from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.types import Preference
 from orchestra_jax import config as model_config
-from orchestra_jax.guard import GuardConfig
 
-__all__ = ["LossConfig", "ModelSection", "EnvSection", "RolloutSection", "GrpoSection", "OptimizerSection",
-           "SftSection", "EvaluationSection", "MeshSection", "CheckpointSection", "GuardConfig", "SECTIONS",
-           "FLAT_KEYS", "REMOVED_KEYS", "ConfigDeprecationWarning", "AGGREGATIONS", "KL_ESTIMATORS", "ROLLOUT_ENGINES",
-           "check_fields"]
+__all__ = ["LossConfig", "ModelSection", "EnvSection", "RolloutSection", "GrpoSection", "GuardConfig",
+           "OptimizerSection", "SftSection", "EvaluationSection", "MeshSection", "CheckpointSection", "SECTIONS",
+           "AGGREGATIONS", "KL_ESTIMATORS", "ROLLOUT_ENGINES", "check_fields", "field_help"]
 
 AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "dr-grpo")
 ROLLOUT_ENGINES = ("lockstep", "continuous")  # rollout.engine (`orchestra_jax.rollout.collect_rollouts` engine)
 KL_ESTIMATORS = ("k2", "k3")
-
-
-class ConfigDeprecationWarning(FutureWarning):
-    """A config key of the flat layout of before (``sft_steps``); the message names its section key
-    (``sft.steps``). A FutureWarning, so that users see it by default."""
 
 
 class _Section:
@@ -79,6 +79,7 @@ class LossConfig(_Section):
     """
 
     PREFIX: ClassVar[str] = "grpo.loss."
+    INFINITE_OK: ClassVar[tuple[str, ...]] = ("behaviour_is_cap",)  # inf: no truncation
     clip_eps_low: float = 0.2  # ratio lower clip 1 - eps_low  [REL clip_ratio_low]
     clip_eps_high: float = 0.28  # ratio upper clip 1 + eps_high [REL clip_ratio_high, DAPO Eq. 10]
     dual_clip_c: float = 10.0  # dual-clip bound c for A < 0; 0 disables [REL clip_ratio_c, DC Eq. 6]
@@ -91,7 +92,7 @@ class LossConfig(_Section):
     # stale policy (grpo.max_staleness > 0 only): the decoupled objective of AReaL (Fu et al. 2025, arXiv
     # 2505.24298, Eq. 5) with the truncation of TIS (Yao et al. 2025, "Your efficient RL framework secretly
     # brings you off-policy RL training"; C = 2 there) and of IMPALA's V-trace rho-bar (arXiv 1802.01561)
-    behaviour_is_cap: float = 2.0
+    behaviour_is_cap: float = 2.0  # C in min(pi_old / pi_behaviour, C) (grpo.max_staleness > 0)
 
     def _checks(self) -> None:
         need = self._need
@@ -124,6 +125,12 @@ class ModelSection(_Section):
             if k not in fields:
                 raise ConfigError(f"model.overrides.{k}: unknown ModelConfig field{did_you_mean(k, fields)}; "
                                   f"known: {fields}")
+        if self.hf_checkpoint:  # the checkpoint's config.json gives the architecture; overrides are checked on load
+            return
+        try:  # the values: ModelConfig validates its own fields (num_layers >= 1, dtypes...)
+            model_config.ModelConfig.from_preset(self.preset, **self.overrides)
+        except (ConfigError, TypeError) as e:
+            raise ConfigError(f"model.overrides: {e}; fix that entry of model.overrides (or model.preset)") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,14 +143,16 @@ class EnvSection(_Section):
     preference: dict = dataclasses.field(default_factory=dict)  # preference vector; {} = env default
     # preference vectors drawn uniformly per task in training (paper Sec. 3.3: preferences sampled per
     # instance); [] = always `preference`. State them in the prompt with env.kwargs preference_in_prompt.
-    train_preferences: list = dataclasses.field(default_factory=list)
+    train_preferences: list = dataclasses.field(default_factory=list)  # drawn per training task; [] = preference
     # named preference vectors evaluated at the end, held out from training (paper Table 3); {} = none
-    eval_preferences: dict = dataclasses.field(default_factory=dict)
+    eval_preferences: dict = dataclasses.field(default_factory=dict)  # name -> held-out vector evaluated at the end
     tools: list = dataclasses.field(default_factory=list)  # tools exposed (reset option "tools"); [] = all
     max_turns: int = 50  # turns per episode (paper: 50; released code: 30)
 
     def _checks(self) -> None:
         self._positive(("max_turns",))
+        if self.preference:
+            _preference(self.preference, "env.preference")
         train = [_preference(p, f"env.train_preferences[{i}]") for i, p in enumerate(self.train_preferences)]
         for name, p in self.eval_preferences.items():
             held = _preference(p, f"env.eval_preferences.{name}")
@@ -170,16 +179,16 @@ class RolloutSection(_Section):
     # log-probs as behaviour log-probs (the first pass's ratio is 1). They keep every expert in every group,
     # so a kind that only one expert solves keeps yielding a mixed group after the policy has stopped
     # sampling that expert. [] = the paper's purely on-policy groups.
-    guide_experts: list = dataclasses.field(default_factory=list)
+    guide_experts: list = dataclasses.field(default_factory=list)  # one demonstrator episode per expert per group
     # overlap the env steps (tool calls) of one half of the sampled rows with the decoding of the other half
     # (`orchestra_jax.rollout.collect_rollouts` overlap_tools: two cohorts taking turns, per-row sampler keys;
     # deterministic for a seed, but other draws than the lockstep batch's). False = the lockstep batch.
-    overlap_tools: bool = False
+    overlap_tools: bool = False  # lockstep engine: tool calls of half the rows overlap decoding
     # the rollout engine (`orchestra_jax.rollout.collect_rollouts` engine): "lockstep" (the batch above, or its
     # cohorts with overlap_tools) or "continuous" (continuous batching, `orchestra_jax.slots.SlotSampler`: `slots`
     # decode slots, each with its own KV-cache positions, refilled with another episode's turn as soon as its
     # own ends; env steps run while the other slots decode; per-row sampler keys as overlap_tools).
-    engine: str = "lockstep"
+    engine: str = "lockstep"  # "lockstep" or "continuous" (continuous batching)
     slots: int = 0  # with engine "continuous": decode slots (0 = one per sampled episode of the step)
 
     def _checks(self) -> None:
@@ -216,12 +225,12 @@ class GrpoSection(_Section):
     ppo_mini_batches: int = 1  # optimizer updates per pass; rows split by a seeded permutation [REL ppo_mini_batch_size]
     # drop the rows the paper's filters left without a kept token before the update (`batch.compact_rows`;
     # the loss and gradient are unchanged; never for the dr-grpo aggregation, whose denominator counts rows)
-    compact_batch: bool = True
+    compact_batch: bool = True  # drop rows without a kept token before the update
     # bounded-staleness asynchronous GRPO (prime-rl's max_async_level): the rollouts of step s are generated
     # by the policy of step max(start, s - max_staleness) in background threads while the trainer trains, and
     # the loss weighs each token by min(pi_old / pi_behaviour, grpo.loss.behaviour_is_cap) (see `LossConfig`).
     # 0 = synchronous (every step's rollouts come from the policy being trained, bit-identical to before).
-    max_staleness: int = 0
+    max_staleness: int = 0  # steps the rollouts' policy may lag the trained one (0 = synchronous)
 
     def _checks(self) -> None:
         need = self._need
@@ -233,6 +242,35 @@ class GrpoSection(_Section):
         need(self.max_staleness == 0 or self.old_logp_source == "trainer", "max_staleness",
              "needs grpo.old_logp_source='trainer' (pi_old must be the trained policy to correct the rollouts' lag)")
         need(self.adv_clip > 0, "adv_clip", "must be > 0")
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardConfig(_Section):
+    """``guard``: the training guard's switch and the thresholds of `orchestra_jax.guard.TrainingGuard` (its
+    module docstring says when a step is unhealthy and what the guard then does)."""
+
+    PREFIX: ClassVar[str] = "guard."
+    enabled: bool = True  # watch each GRPO step (False: no guard; TrainingGuard itself does not read it)
+    min_valid_format: float = 0.8  # least share of assistant turns that parse as a valid action (0 disables)
+    max_cut_rate: float = 0.5  # largest share of rollouts cut at the token limit (1 disables)
+    min_kept_rollouts: float = 0.0  # least share of rollouts kept by the group filters (0 disables)
+    min_entropy: float = 0.0  # lower bound of the mean token entropy, nats (0 disables)
+    max_entropy: float = 0.0  # upper bound of the mean token entropy, nats (0 disables)
+    patience: int = 2  # unhealthy steps in a row before the guard acts (>= 1)
+    max_restores: int = 3  # restores of the last healthy checkpoint before the run stops (0: stop at once)
+    lr_factor: float = 0.5  # learning-rate multiplier applied at each restore, in (0, 1]
+
+    def _checks(self) -> None:
+        need = self._need
+        for name in ("min_valid_format", "max_cut_rate", "min_kept_rollouts"):
+            need(0.0 <= getattr(self, name) <= 1.0, name, "must be in [0, 1] (a share of turns or rollouts)")
+        need(self.min_entropy >= 0, "min_entropy", "must be >= 0 nats (0 disables)")
+        need(self.max_entropy >= 0, "max_entropy", "must be >= 0 nats (0 disables)")
+        need(self.max_entropy == 0 or self.max_entropy >= self.min_entropy, "max_entropy",
+             f"must be >= guard.min_entropy={self.min_entropy} (or 0 to disable)")
+        need(self.patience >= 1, "patience", "must be >= 1 step")
+        need(self.max_restores >= 0, "max_restores", "must be >= 0 (0: stop at the first trigger)")
+        need(0.0 < self.lr_factor <= 1.0, "lr_factor", "must be in (0, 1]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,7 +287,7 @@ class OptimizerSection(_Section):
     warmup_steps: int = 0  # linear learning-rate warm-up steps (0 = constant)
     # GRPO learning-rate schedule after the warm-up: "constant", or "cosine" (decay to 0 over the run's
     # optimizer updates, max_steps x ppo_epochs x ppo_mini_batches, so the last steps move the policy least)
-    lr_schedule: str = "constant"
+    lr_schedule: str = "constant"  # after the warm-up: "constant" or "cosine" (to 0 over the updates)
     micro_batches: int = 1  # gradient accumulation micro-batches per step (same gradient, less memory; SFT too)
     logp_chunk: int = 256  # sequence chunk of the log-prob computation (memory [B, chunk, V])
     pad_multiple: int = 256  # trainer batches are padded to a multiple of this many tokens (0 = power of two)
@@ -276,8 +314,8 @@ class SftSection(_Section):
     tasks: int = 512  # golden trajectories generated for SFT
     # the demonstrator: a uniformly drawn expert "per_turn" or "per_episode"; state_kind: its first turn
     # names the request's kind in a <think> block
-    expert_choice: str = "per_turn"
-    state_kind: bool = False
+    expert_choice: str = "per_turn"  # the demonstrator draws an expert "per_turn" or "per_episode"
+    state_kind: bool = False  # the demonstrator's first turn names the request's kind in a <think>
 
     def _checks(self) -> None:
         need = self._need
@@ -299,8 +337,8 @@ class EvaluationSection(_Section):
     PREFIX: ClassVar[str] = "evaluation."
     tasks: int = 100  # held-out generated tasks for the before/after evaluation
     temperature: float = 0.0  # 0 = greedy
-    top_k: int = 0
-    top_p: float = 1.0
+    top_k: int = 0  # keep the k most likely token ids (0 = off)
+    top_p: float = 1.0  # keep the nucleus of probability mass p (1 = off)
 
     def _checks(self) -> None:
         need = self._need
@@ -337,41 +375,27 @@ class CheckpointSection(_Section):
         self._positive(("every", "keep"))
 
 
-#: section name -> its class (``guard`` is `orchestra_jax.guard.GuardConfig`, which owns the guard's fields)
+#: section name -> its class
 SECTIONS: dict[str, type] = {"model": ModelSection, "env": EnvSection, "rollout": RolloutSection,
                              "grpo": GrpoSection, "guard": GuardConfig, "optimizer": OptimizerSection,
                              "sft": SftSection, "evaluation": EvaluationSection, "mesh": MeshSection,
                              "checkpoint": CheckpointSection}
 
-_RENAMED = {"model_preset": "model.preset", "model_overrides": "model.overrides", "hf_checkpoint": "model.hf_checkpoint",
-            "tokenizer": "model.tokenizer", "env_id": "env.id", "env_kwargs": "env.kwargs",
-            "checkpoint_every": "checkpoint.every", "keep_checkpoints": "checkpoint.keep",
-            "async_checkpoint": "checkpoint.async_save"}
-_SAME_NAME = ("env", "rollout", "grpo", "optimizer")  # sections whose fields kept their flat names
-_PREFIXED = {"sft_": "sft", "guard_": "guard", "eval_": "evaluation", "mesh_": "mesh"}  # sft_steps -> sft.steps
-
-
-def _flat_keys() -> dict[str, str]:
-    out = {f.name: f"{s}.{f.name}" for s in _SAME_NAME for f in dataclasses.fields(SECTIONS[s])}
-    del out["id"], out["kwargs"]  # were env_id, env_kwargs
-    out.update({f.name: f"grpo.loss.{f.name}" for f in dataclasses.fields(LossConfig)})
-    out.update({p + f.name: f"{s}.{f.name}" for p, s in _PREFIXED.items() for f in dataclasses.fields(SECTIONS[s])})
-    out.update(_RENAMED)
-    return out
-
-
-#: the flat config keys of before -> their section keys (``sft_steps`` -> ``sft.steps``)
-FLAT_KEYS: dict[str, str] = _flat_keys()
-
-#: keys of experiments that benchmarks/RESULTS.md records as not adopted, removed with their code ->
-#: the value that meant "off": a saved config that holds them at that value still loads
-REMOVED_KEYS: dict[str, Any] = {"sft_state_difficulty": False, "sft_state_preference": False,
-                                "sft_state_choice": False, "sft_expert_weights": {}, "sft_preference_prior": 0.0,
-                                "sft_soft_choice": False, "sft_soft_choice_weight": 1.0, "advantage_scale": "group"}
-
-
 def _preference(value: Any, key: str) -> Preference:
-    """A preference dict as a `Preference` (ConfigError naming `key` when it is not one)."""
+    """A preference dict as a `Preference`: known keys only (a did-you-mean for a typo), every weight a
+    finite number. Raises ConfigError naming `key` (and the weight's key) when it is not one."""
+    if isinstance(value, dict):
+        allowed = ("outcome", "cost", "latency", "tools")
+        for k in value:
+            if k not in allowed:
+                raise ConfigError(f"{key}: unknown preference key {k!r}{did_you_mean(str(k), allowed)}; "
+                                  f"allowed keys: {', '.join(allowed)}")
+        tools = value.get("tools") or {}
+        weights = {**{k: v for k, v in value.items() if k != "tools"},
+                   **({f"tools.{t}": w for t, w in tools.items()} if isinstance(tools, dict) else {})}
+        for k, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+                raise ConfigError(f"{key}.{k}={w!r}: a preference weight must be a finite number (e.g. 0.5)")
     try:
         return Preference.from_dict(value)
     except ValueError as e:
@@ -379,12 +403,19 @@ def _preference(value: Any, key: str) -> Preference:
 
 
 def check_fields(obj: Any, prefix: str = "", only: tuple[str, ...] | None = None) -> None:
-    """Type of every field of dataclass `obj` (or of those named in `only`) against its annotation.
+    """Type of every field of dataclass `obj` (or of those named in `only`) against its annotation, and
+    every float finite (NaN never; +inf only for the fields the class names in ``INFINITE_OK``).
     Raises ConfigError naming ``<prefix><field>``."""
     hints = typing.get_type_hints(type(obj))
+    infinite = getattr(type(obj), "INFINITE_OK", ())
     for f in dataclasses.fields(obj):
         if only is None or f.name in only:
-            _check_type(prefix + f.name, getattr(obj, f.name), hints[f.name])
+            value = getattr(obj, f.name)
+            _check_type(prefix + f.name, value, hints[f.name])
+            if isinstance(value, float) and not (math.isfinite(value) or (f.name in infinite and value == math.inf)):
+                allowed = " (or inf)" if f.name in infinite else ""
+                raise ConfigError(f"{prefix}{f.name}={value!r}: must be a finite number{allowed}; "
+                                  f"the default is {f.default!r}")
 
 
 def _check_type(key: str, value: Any, hint: Any) -> None:
@@ -407,3 +438,19 @@ def _check_type(key: str, value: Any, hint: Any) -> None:
     if not ok:
         names = " | ".join(getattr(typing.get_origin(t) or t, "__name__", str(t)) for t in allowed)
         raise ConfigError(f"{key}={value!r}: expected {names}, got {type(value).__name__}")
+
+
+@functools.cache
+def field_help(cls: type) -> dict[str, str]:
+    """Field name -> its one line of help: the comment on the line where dataclass `cls` declares the field
+    (``steps: int = 0  # SFT steps ...``), read from the class's source with `tokenize`. A field declared
+    without one maps to ""; a class without source (a frozen build) gives {}."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    line_field = {node.lineno: node.target.id for node in ast.parse(source).body[0].body
+                  if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    comments = {tok.start[0]: tok.string.lstrip("#").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+    return {name: comments.get(line, "") for line, name in line_field.items() if name != "PREFIX"}

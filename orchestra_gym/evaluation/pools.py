@@ -45,7 +45,7 @@ BASE_KWARGS = {"system_prompt": "compact", "preference_in_prompt": True, "expert
 TOOLS = ["call_expert"]
 OFFER_SIZE = (4, 5)
 OFFER_SEED = 34
-EVAL_TASK_BASE = 2**31  # orchestra_jax.train.held_out_tasks
+EVAL_TASK_BASE = 2**31  # orchestra_jax.evaluation.held_out_tasks
 ROUTER_SEED = 1_000_000  # training requests of the text router
 SETTINGS = {
     "default": {"held_out_experts": "exclude", "pricing_schedules": ["paper", "random"]},

@@ -20,7 +20,8 @@ pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy is not in th
 from flax import nnx  # noqa: E402
 
 from orchestra_jax import rollout as rollout_mod  # noqa: E402
-from orchestra_jax import train  # noqa: E402  (run_training, EVAL_TASK_BASE)
+from orchestra_jax import train  # noqa: E402  (run_training)
+from orchestra_jax.evaluation import EVAL_TASK_BASE  # noqa: E402
 from orchestra_jax.policy import build_tokenizer, make_envs  # noqa: E402
 from orchestra_jax.tokenizer import ChatTokenizer, render_messages  # noqa: E402
 from orchestra_jax.train_step import params_digest  # noqa: E402
@@ -104,7 +105,7 @@ def whole_turn_tasks(run, greedy_agent):
     """The first two held-out tasks on which the greedy tiny policy writes >= 2 whole turns (each ending on
     EOS), so the comparison covers the KV-cache extend path; a cut turn ends a trainer rollout by design."""
     found = []
-    for task in range(train.EVAL_TASK_BASE, train.EVAL_TASK_BASE + 40):
+    for task in range(EVAL_TASK_BASE, EVAL_TASK_BASE + 40):
         (t,), _ = _trainer_rollout(run, greedy_agent, task, seed=5)
         if not t.cut and t.turns >= 2:
             found.append(task)
@@ -187,7 +188,7 @@ def test_a_turn_cut_by_max_new_tokens_is_closed_before_the_next_block(run, greed
     a = PolicyAgent(_model(g), g.tok, max_new_tokens=4, max_seq_len=cfg.rollout.max_seq_len, temperature=0.0,
                     env_id=g.env_id, env_kwargs=g.env_kwargs, reset_options=g.reset_options)
     env = gym.make(a.env_id, **a.env_kwargs)
-    obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=train.EVAL_TASK_BASE + 3))
+    obs, info = env.reset(seed=1, options=dict(a.reset_options, task_id=EVAL_TASK_BASE + 3))
     a.reset(env, obs, info)
     prompt = a.tok.encode(render_messages(info["new_messages"]))
     first = a.act(obs, info)
@@ -281,10 +282,10 @@ def test_orchestra_eval_policy_errors_are_one_line(tmp_path, capsys):
 
 
 def test_evaluate_run_plays_held_out_tasks_through_the_trainers_evaluation(run):
-    """`evaluate_run`: the trainer's batched evaluation path (`train.play_tasks`) on a run folder:
+    """`evaluate_run`: the trainer's batched evaluation path (`evaluation.play_tasks`) on a run folder:
     deterministic, one trajectory per task in order, under the run's or a given preference."""
     from orchestra_jax.agents import evaluate_run
-    from orchestra_jax.train import episode_summary, held_out_tasks
+    from orchestra_jax.evaluation import episode_summary, held_out_tasks
 
     out, cfg, _ = run
     tasks = held_out_tasks(3)
@@ -298,11 +299,11 @@ def test_evaluate_run_plays_held_out_tasks_through_the_trainers_evaluation(run):
 
 
 def test_eval_top_k_and_top_p_are_the_runs_decoding(run, greedy_agent, tmp_path):
-    """The run's ``eval_top_k`` / ``eval_top_p`` reach `PolicyAgent` and `evaluate_run` (the sampler's
+    """The run's ``evaluation.top_k`` / ``evaluation.top_p`` reach `PolicyAgent` and `evaluate_run` (the sampler's
     convention): top-k 1 at temperature 1 is greedy decoding, token for token; a nucleus of mass 1e-6
     keeps only the top token too; bad values fail with the field named."""
     from orchestra_jax.agents import evaluate_run
-    from orchestra_jax.train import held_out_tasks
+    from orchestra_jax.evaluation import held_out_tasks
 
     out, cfg, _ = run
     tasks = held_out_tasks(3)
@@ -313,7 +314,7 @@ def test_eval_top_k_and_top_p_are_the_runs_decoding(run, greedy_agent, tmp_path)
         folder = tmp_path / f"k{k}"
         shutil.copytree(out, folder)
         conf = json.loads((folder / "train_config.json").read_text())
-        (folder / "train_config.json").write_text(json.dumps(dict(conf, eval_top_k=k, eval_top_p=p)))
+        (folder / "train_config.json").write_text(json.dumps(dict(conf, evaluation={**conf["evaluation"], "top_k": k, "top_p": p})))
         top = evaluate_run(folder, tasks, temperature=1.0, batch=3)
         assert [t.tokens for t in top] == [t.tokens for t in greedy], (k, p)
         agent = load_policy_agent(folder, temperature=1.0)
@@ -332,7 +333,7 @@ def test_bench_orchestration_measures_a_run_in_its_own_setting(run):
 
     from orchestra_gym.evaluation import hull_gap
     from orchestra_jax.agents import evaluate_run
-    from orchestra_jax.train import episode_summary, held_out_tasks
+    from orchestra_jax.evaluation import episode_summary, held_out_tasks
 
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_orchestration.py"
     spec = importlib.util.spec_from_file_location("bench_orchestration", path)

@@ -33,7 +33,7 @@ def test_seed_and_set_override_the_preset():
     assert cfg.grpo.loss.kl_coef == 0.001
 
 
-def test_a_file_and_set_take_section_keys_and_flat_keys_still_work(tmp_path):
+def test_a_file_and_set_take_section_keys(tmp_path):
     p = tmp_path / "run.toml"
     p.write_text('preset = "tiny-toolscale"\n[sft]\nsteps = 400\ntasks = 64\n[rollout]\ntasks_per_step = 4\n'
                  '[grpo.loss]\nkl_coef = 0.01\n')
@@ -42,9 +42,7 @@ def test_a_file_and_set_take_section_keys_and_flat_keys_still_work(tmp_path):
     cfg = cli._load_config("orchestra train", args)
     assert (cfg.sft.steps, cfg.sft.tasks, cfg.sft.batch_size, cfg.rollout.tasks_per_step) == (300, 64, 4, 4)
     assert (cfg.grpo.loss.kl_coef, cfg.evaluation.tasks, cfg.guard.enabled, cfg.max_steps) == (0.01, 4, False, 2)
-    with pytest.warns(FutureWarning, match=r"^config key 'sft_steps' is deprecated; use 'sft.steps'$"):
-        flat = cli._load_config("orchestra train", [a.replace("sft.steps", "sft_steps") for a in args])
-    assert flat == cfg
+    assert cli._load_config("orchestra train", [a.replace("sft.steps", "sft_steps") for a in args]) is None  # flat: gone
 
 
 @pytest.mark.parametrize("item, text", [
@@ -82,3 +80,81 @@ def test_any_orchestra_error_of_a_trainer_command_is_one_line_and_exit_code_2(ca
 
     assert cli.orchestra_main(["export", "runs/x"], commands={"export": broken}) == 2
     assert capsys.readouterr().err == "orchestra export: checkpoint step 3 in runs/x: digest mismatch\n"
+
+
+def test_help_lists_every_key_with_its_default_and_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.train_main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    lines = {line.split(" = ", 1)[0].strip(): line for line in out.splitlines() if " = " in line}
+    assert "sft.steps = 0" in lines["sft.steps"] and "SFT steps on golden trajectories" in lines["sft.steps"]
+    assert 'rollout.engine = "lockstep"' in lines["rollout.engine"]
+    assert "grpo.loss.kl_coef = 0.0001" in lines["grpo.loss.kl_coef"] and "KL-to-reference" in lines["grpo.loss.kl_coef"]
+    assert "guard.enabled = true" in lines["guard.enabled"] and "progress_bar = true" in lines["progress_bar"]
+    from orchestra_jax.train_config import config_keys
+
+    assert all(k in lines for k, _, _ in config_keys())
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--set", "optimizer.learning_rate=inf"], "optimizer.learning_rate=inf: must be a finite number"),
+    (["--set", "env.preference={outcome=1, cost=nan}"], "env.preference.cost=nan: a preference weight must be a finite"),
+    (["--set", "env.preference={outcom=1}"], "env.preference: unknown preference key 'outcom' (did you mean 'outcome'?)"),
+    (["--set", "model.overrides.num_layers=-1"], "model.overrides: ModelConfig.num_layers must be a positive int, got -1"),
+    (["--set", "env.kwargs.max_erors=1"], "env.kwargs.max_erors: ToolOrchestra-ToolScale-v0 takes no keyword 'max_erors' "
+                                          "(did you mean 'max_errors'?)"),
+    (["--config", "latin1.toml"], "latin1.toml: not UTF-8 text"),
+])
+def test_bad_values_exit_2_with_one_line_before_any_file_or_jax(tmp_path, args, text):
+    """Issue 48 item 16: every key is checked (finite, typed, known) before a file is written or JAX is
+    imported; one line on stderr names the key and the fix."""
+    import subprocess
+    import sys
+
+    (tmp_path / "latin1.toml").write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    out = tmp_path / "out"
+    code = ("import sys; from orchestra_jax.cli import main; rc = main(sys.argv[1:]); "
+            "print('jax imported' if 'jax' in sys.modules else 'no jax'); sys.exit(rc)")
+    r = subprocess.run([sys.executable, "-c", code, "train", *args, "--output-dir", str(out)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       env={**__import__("os").environ, "PYTHONPATH": str(cli.__file__).rsplit("/orchestra_jax/", 1)[0]})
+    assert r.returncode == 2, r.stderr
+    assert r.stdout.strip() == "no jax"
+    assert len(r.stderr.strip().splitlines()) == 1 and text in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_a_run_folder_of_another_config_is_refused_and_resume_takes_its_config(tmp_path, capsys):
+    """Issue 48 item 19: a rerun into a folder holding a run of another config exits 2 naming the differing
+    keys and the two ways on (a new --output-dir, or --resume), and leaves the folder as it was; --resume
+    continues with the folder's own config; a finished run says it is finished instead of training again."""
+    import json
+
+    from orchestra_jax.train_config import TrainConfig
+
+    run = tmp_path / "run"
+    run.mkdir()
+    seed0 = TrainConfig.tiny_toolscale(output_dir=str(run))
+    saved = json.dumps(seed0.to_dict(), indent=1)
+    (run / "train_config.json").write_text(saved)
+    assert cli.train_main(["--seed", "1", "--set", "sft.steps=3", "--output-dir", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{run} holds a run of another config (seed: 0 -> 1; sft.steps: 1200 -> 3)" in err
+    assert "use a new --output-dir" in err and f"--resume --output-dir {run}" in err
+    assert (run / "train_config.json").read_text() == saved and sorted(p.name for p in run.iterdir()) == ["train_config.json"]
+
+    resumed = cli._load_config("orchestra train", ["--resume", "--output-dir", str(run), "--max-steps", "150"])
+    assert resumed == seed0.replace(max_steps=150)
+    assert cli._load_config("orchestra train", ["--resume", "--seed", "1", "--output-dir", str(run)]) is None
+    assert "--resume continues the saved config of the run folder; drop --seed" in capsys.readouterr().err
+    assert cli._load_config("orchestra train", ["--resume", "--output-dir", str(tmp_path / "none")]) is None
+    assert "holds no run (no train_config.json)" in capsys.readouterr().err
+
+    summary = {"steps": 100, "sft_steps": 1200, "wall_time_s": 12.5}
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert cli.train_main(["--output-dir", str(run)]) == 0  # the same command again: finished, nothing to do
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"orchestra train: {run} holds this run, finished") and "--max-steps N (N > 100)" in err
+    assert json.loads((run / "summary.json").read_text()) == summary  # not re-evaluated, wall_time_s kept

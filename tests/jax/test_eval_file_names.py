@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy is not in this checkout")
 
-from orchestra_jax.train import eval_file_name  # noqa: E402
+from orchestra_jax.evaluation import eval_file_name  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 
 

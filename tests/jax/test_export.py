@@ -211,20 +211,20 @@ def test_transformers_serve_plays_the_policy_actions(run, exported, agent, tmp_p
 
 
 def test_generation_config_carries_the_runs_decoding(run, tmp_path):
-    """``generation_config.json`` holds the run's evaluation decoding (eval_temperature, eval_top_k,
-    eval_top_p), the decoding a server should use for the trained policy; greedy runs say do_sample false."""
+    """``generation_config.json`` holds the run's evaluation decoding (evaluation.temperature, top_k,
+    top_p), the decoding a server should use for the trained policy; greedy runs say do_sample false."""
     import shutil
 
     folder = tmp_path / "run"
     shutil.copytree(run[0], folder)
     conf = json.loads((folder / "train_config.json").read_text())
     for setting, want in (
-        (dict(eval_temperature=0.6, eval_top_k=20, eval_top_p=0.95),
+        (dict(temperature=0.6, top_k=20, top_p=0.95),
          {"do_sample": True, "temperature": 0.6, "top_k": 20, "top_p": 0.95}),
-        (dict(eval_temperature=0.0, eval_top_k=20, eval_top_p=0.95), {"do_sample": False}),
+        (dict(temperature=0.0, top_k=20, top_p=0.95), {"do_sample": False}),
     ):
-        (folder / "train_config.json").write_text(json.dumps(dict(conf, **setting)))
-        hf = tmp_path / f"hf{setting['eval_temperature']}"
+        (folder / "train_config.json").write_text(json.dumps(dict(conf, evaluation={**conf["evaluation"], **setting})))
+        hf = tmp_path / f"hf{setting['temperature']}"
         assert orchestra(["export", str(folder), "--hf", str(hf)]) == 0
         gen = json.loads((hf / "generation_config.json").read_text())
         assert {k: gen[k] for k in gen if k in ("do_sample", "temperature", "top_k", "top_p")} == want

@@ -14,7 +14,7 @@ import orchestra_gym  # noqa: F401  (registers the envs)
 from orchestra_gym.agents import make_agent
 from orchestra_jax.plots import smooth, tool_mix_plot_data, training_plot_data, write_plots
 from orchestra_jax.rollout import Trajectory
-from orchestra_jax.train import _mix_names, episode_summary, tool_mix_summary
+from orchestra_jax.evaluation import episode_summary, mix_names, tool_mix_summary
 
 MIX = {"call_expert": 1.0, "expert-1": 0.25, "expert-2": 0.25, "expert-3": 0.5, "get_order": 2.0, "cancel": 1.5}
 
@@ -59,7 +59,7 @@ def test_valid_call_rate_sees_an_argument_error():
 
 def test_tool_mix_summary_lists_experts_and_domain_calls_without_the_aggregate():
     env, _, _ = _episode("expert-1", 0)
-    models, aggregates = _mix_names(env)
+    models, aggregates = mix_names(env)
     assert (models, aggregates) == (["expert-1", "expert-2", "expert-3"], ["call_expert"])
     out = tool_mix_summary(MIX, models, aggregates)
     assert out == {"expert-1": 0.25, "expert-2": 0.25, "expert-3": 0.5, "domain_calls": 3.5}

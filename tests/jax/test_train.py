@@ -11,7 +11,8 @@ import pytest
 
 pytest.importorskip("orchestra_jax.model", reason="the Qwen3 policy (issue 6) is not merged yet")
 
-from orchestra_jax import checkpoint, cli, train  # noqa: E402
+from orchestra_jax import checkpoint, cli, rollout_source, run_log, train  # noqa: E402
+from orchestra_jax.run_log import json_safe  # noqa: E402
 from orchestra_jax.train_config import TrainConfig  # noqa: E402
 from orchestra_jax.train_step import UpdateResult  # noqa: E402
 
@@ -113,7 +114,7 @@ def test_non_finite_update_stops_before_any_checkpoint(tmp_path, monkeypatch, ca
 
 
 def test_ctrl_c_says_which_checkpoint_and_how_to_resume(tmp_path, monkeypatch, capsys):
-    real = train.collect_rollouts
+    real = rollout_source.collect_rollouts
     calls = {"n": 0}
 
     def interrupt_at_step_3(*a, **k):
@@ -122,7 +123,7 @@ def test_ctrl_c_says_which_checkpoint_and_how_to_resume(tmp_path, monkeypatch, c
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(train, "collect_rollouts", interrupt_at_step_3)
+    monkeypatch.setattr(rollout_source, "collect_rollouts", interrupt_at_step_3)
     monkeypatch.setattr(TrainConfig, "from_file", classmethod(lambda cls, p: _cfg(
         tmp_path, max_steps=4, guard={"enabled": False})))
     code = cli.train_main(["--config", "x.toml", "--output-dir", str(tmp_path / "run")])
@@ -130,18 +131,48 @@ def test_ctrl_c_says_which_checkpoint_and_how_to_resume(tmp_path, monkeypatch, c
     assert code == 130 and "Traceback" not in err and len(err.splitlines()) == 1
     assert err == (f"orchestra train: stopped (Ctrl-C); the latest checkpoint is "
                    f"{tmp_path / 'run' / 'checkpoints' / 'grpo' / '2'} (grpo step 2); "
-                   "run the same command again to resume.")
+                   "run the same command again to resume at grpo step 3 (no finished step is redone).")
+
+
+@pytest.mark.parametrize("signum, name, code", [(2, "Ctrl-C", 130), (15, "SIGTERM", 143)])
+def test_ctrl_c_or_sigterm_checkpoints_the_step_in_progress(tmp_path, monkeypatch, capsys, signum, name, code):
+    """Issue 48 item 20: with checkpoints every 10 steps, a Ctrl-C (SIGINT) or SIGTERM during step 3's rollouts
+    lets step 3 finish, checkpoints it, and stops: nothing finished is redone; the same command resumes."""
+    import os
+    import signal
+
+    real = rollout_source.collect_rollouts
+    calls = {"n": 0}
+
+    def signal_at_step_3(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            os.kill(os.getpid(), signum)
+        return real(*a, **k)
+
+    monkeypatch.setattr(rollout_source, "collect_rollouts", signal_at_step_3)
+    monkeypatch.setattr(TrainConfig, "from_file", classmethod(lambda cls, p: _cfg(
+        tmp_path, max_steps=5, checkpoint={"every": 10}, guard={"enabled": False})))
+    before = signal.getsignal(signum)
+    rc = cli.train_main(["--config", "x.toml", "--output-dir", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == code and signal.getsignal(signum) is before  # the handlers of before are back
+    assert err[-1] == (f"orchestra train: stopped ({name}); the latest checkpoint is "
+                       f"{tmp_path / 'run' / 'checkpoints' / 'grpo' / '3'} (grpo step 3); "
+                       "run the same command again to resume at grpo step 4 (no finished step is redone).")
+    assert [r["step"] for r in _records(tmp_path / "run", "grpo")] == [1, 2, 3]
+    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints" / "grpo").iterdir()) == ["3"]
 
 
 def test_resume_logs_each_step_once_and_summary_is_valid_json(tmp_path, monkeypatch):
     purges = []
-    real_writer = train.SummaryWriter
+    real_writer = run_log.SummaryWriter
 
     def writer(logdir, purge_step=None):
         purges.append((Path(logdir).name, purge_step))
         return real_writer(logdir, purge_step=purge_step)
 
-    monkeypatch.setattr(train, "SummaryWriter", writer)
+    monkeypatch.setattr(run_log, "SummaryWriter", writer)
     cfg = _cfg(tmp_path, max_steps=3, checkpoint={"every": 2}, guard={"enabled": False}, evaluation={"tasks": 2})
     train.run_training(cfg)
     run = tmp_path / "run"
@@ -169,7 +200,7 @@ def test_resume_logs_each_step_once_and_summary_is_valid_json(tmp_path, monkeypa
 
 
 def test_json_safe():
-    out = train.json_safe({"final_cost_per_solved_usd": float("inf"), "x": np.float32(np.nan), "n": np.int64(3),
+    out = json_safe({"final_cost_per_solved_usd": float("inf"), "x": np.float32(np.nan), "n": np.int64(3),
                            "ok": [1.5, float("-inf")]})
     assert out == {"final_cost_per_solved_usd": None,
                    "final_cost_per_solved_usd_note": "no task was solved, so the cost per solved task is undefined",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from orchestra_jax.grpo import LossConfig
-from orchestra_jax.train_config import PRESETS, ConfigDeprecationWarning, ConfigError, TrainConfig
+from orchestra_jax.train_config import PRESETS, ConfigError, TrainConfig, config_keys
 
 
 def test_defaults_are_the_papers():
@@ -73,29 +73,46 @@ def test_bad_keys_fail_with_the_key_named(tmp_path, content, match):
         TrainConfig.from_file(p)
 
 
-def test_flat_keys_of_before_warn_once_naming_the_section_key(tmp_path):
-    with pytest.warns(ConfigDeprecationWarning, match=r"^config key 'sft_steps' is deprecated; use 'sft.steps'$") as w:
-        c = TrainConfig.preset("tiny-toolscale", sft_steps=7)
-    assert len(w) == 1 and issubclass(ConfigDeprecationWarning, FutureWarning)
-    assert c == TrainConfig.preset("tiny-toolscale", **{"sft.steps": 7}) == TrainConfig.preset("tiny-toolscale", sft={"steps": 7})
-    p = tmp_path / "old.toml"  # a file of before: flat keys and a [loss] table, one warning line for all
-    p.write_text('preset = "tiny-toolscale"\nkl_coef = 0.01\neval_tasks = 5\nmodel_overrides.num_layers = 1\n[loss]\n'
-                 'clip_eps_high = 0.3\n')
-    with pytest.warns(ConfigDeprecationWarning) as w:
-        old = TrainConfig.from_file(p)
-    assert len(w) == 1 and "\n" not in str(w[0].message)
-    assert str(w[0].message) == ("config keys 'kl_coef', 'eval_tasks', 'model_overrides', 'loss' are deprecated; use "
-                                 "'grpo.loss.kl_coef', 'evaluation.tasks', 'model.overrides', 'grpo.loss'")
-    assert (old.grpo.loss.kl_coef, old.grpo.loss.clip_eps_high, old.evaluation.tasks) == (0.01, 0.3, 5)
-    assert old.model.overrides == {"num_layers": 1}  # a TOML table given whole replaces the dict field, as before
-    with pytest.warns(ConfigDeprecationWarning, match="'sft_steps' is deprecated; use 'sft.steps'"):
-        assert old.sft_steps == 1200  # a flat read, as before
-    # a saved config of before (train_config.json): flat keys, and a removed experiment's switch left off
-    flat = {"sft_steps": 2, "sft_state_difficulty": False, "advantage_scale": "group", "loss": {"kl_coef": 0.0}}
-    with pytest.warns(ConfigDeprecationWarning):
-        assert TrainConfig.from_dict(flat).sft.steps == 2
-    with pytest.raises(ConfigError, match="'sft_soft_choice' was removed: its experiment was not adopted"):
-        TrainConfig.from_dict({"sft_soft_choice": True})
+def test_flat_keys_of_before_are_refused_naming_the_section_key(tmp_path):
+    """The flat layout of 0.1 (``sft_steps``, ``kl_coef``, a ``[loss]`` table) is gone: each such key is an
+    unknown key whose did-you-mean names its section key."""
+    for flat, key in (("sft_steps", "sft.steps"), ("kl_coef", "grpo.loss.kl_coef"), ("eval_tasks", "evaluation.tasks"),
+                      ("guard_patience", "guard.patience"), ("learning_rate", "optimizer.learning_rate")):
+        with pytest.raises(ConfigError, match=rf"unknown config key '{flat}' \(did you mean '{key}'\?\)"):
+            TrainConfig.preset("tiny-toolscale", **{flat: 1})
+    p = tmp_path / "old.toml"
+    p.write_text('preset = "tiny-toolscale"\n[loss]\nclip_eps_high = 0.3\n')
+    with pytest.raises(ConfigError, match=r"old.toml: unknown config key 'loss'"):
+        TrainConfig.from_file(p)
+    with pytest.raises(AttributeError):
+        TrainConfig().sft_steps  # noqa: B018  (no flat reads either)
+
+
+def test_presets_are_named_constructors_with_overrides():
+    assert TrainConfig.tiny_toolscale() == TrainConfig.preset("tiny-toolscale")
+    assert TrainConfig.qwen3_8b().model.hf_checkpoint == "checkpoints/Qwen3-8B"
+    pool = TrainConfig.tiny_toolscale_pool(env={"max_turns": 9}, **{"sft.steps": 3})
+    assert (pool.name, pool.env.max_turns, pool.sft.steps) == ("tiny-toolscale-pool", 9, 3)
+    assert pool.env.kwargs["expert_pool"] == "tradeoffs" and pool.env.kwargs["max_errors"] == 1  # a table merges
+    assert pool.rollout.guide_experts == ["most-accurate", "cheapest", "fastest"]
+    assert pool.rollout.max_seq_len == TrainConfig.tiny_toolscale().rollout.max_seq_len == 2048
+    assert sorted(PRESETS) == ["qwen3-8b", "tiny-toolscale", "tiny-toolscale-pool"]
+
+
+def test_every_key_is_listed_once_with_its_default_and_one_line_of_help():
+    keys = config_keys()
+    names = [k for k, _, _ in keys]
+    assert len(names) == len(set(names)) and names[:2] == ["name", "seed"]
+    assert names.index("grpo.loss.clip_eps_low") == names.index("grpo.max_staleness") + 1  # the loss after grpo
+    missing = [k for k, _, text in keys if not text]
+    assert not missing, f"declare these fields with a help comment on their line: {missing}"
+    by = {k: (d, t) for k, d, t in keys}
+    assert by["sft.steps"] == (0, "SFT steps on golden trajectories before GRPO (0 = none)")
+    assert by["guard.patience"][0] == 2 and "unhealthy steps" in by["guard.patience"][1]
+    assert by["grpo.loss.max_len"][0] is None
+    default = TrainConfig()
+    for key in names:  # every listed key is a key a config takes, at its listed default
+        assert default.replace(**{key: by[key][0]}) == default
 
 
 def test_unknown_keys_get_a_did_you_mean_naming_the_section():

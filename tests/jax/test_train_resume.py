@@ -18,19 +18,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 CONFIG = """
 preset = "tiny-toolscale"
-model_overrides = {vocab_size = 512, hidden_size = 32, intermediate_size = 64, num_layers = 1, num_heads = 2, num_kv_heads = 1, head_dim = 16, tie_word_embeddings = true}
-tasks_per_step = 2
-rollouts_per_task = 2
-guide_experts = []
+model.overrides = {vocab_size = 512, hidden_size = 32, intermediate_size = 64, num_layers = 1, num_heads = 2, num_kv_heads = 1, head_dim = 16, tie_word_embeddings = true}
+rollout.tasks_per_step = 2
+rollout.rollouts_per_task = 2
+rollout.guide_experts = []
 max_steps = 4
-sft_steps = 0
-eval_tasks = 0
-max_turns = 2
-max_new_tokens = 12
-checkpoint_every = 1
-keep_checkpoints = 2
+sft.steps = 0
+evaluation.tasks = 0
+env.max_turns = 2
+rollout.max_new_tokens = 12
+checkpoint.every = 1
+checkpoint.keep = 2
 progress_bar = false
-guard_enabled = false
+guard.enabled = false
 """
 
 RUN = "import sys; from orchestra_jax.cli import train_main; sys.exit(train_main(sys.argv[1:]))"
