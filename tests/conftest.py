@@ -8,9 +8,18 @@ data"); when it is not set, the development layout ``<repo>/../shared/data`` is 
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 
 import pytest
+
+# XLA's CPU code generator emits other instructions (and so other float rounding) on a CPU with AVX-512 than on
+# one with AVX2 only: the digests the tests pin (bit-identical training and rollouts) were different on two
+# machines of the same kind. The tests cap the instruction set at AVX2, which every x86-64 test machine has, so
+# a pinned digest means the same on each of them. (The main job itself runs with XLA's default: its digests are
+# per machine.)
+if platform.machine().lower() in ("x86_64", "amd64") and "xla_cpu_max_isa" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX2").strip()
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("ORCHESTRA_DATA_DIR", os.environ.get("ORCHESTRA_SHARED_DATA") or str(REPO.parent / "shared" / "data"))

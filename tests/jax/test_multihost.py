@@ -82,7 +82,7 @@ def _free_port() -> int:
 def _env(devices: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
     # no LLVM optimisation: halves the compile time; all three processes use the same flags
-    env["XLA_FLAGS"] = (f"--xla_force_host_platform_device_count={devices} "
+    env["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={devices} "
                         "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true")
     env["JAX_PLATFORMS"] = "cpu"
     env["JAX_CPU_COLLECTIVES_IMPLEMENTATION"] = "gloo"

@@ -44,7 +44,7 @@ def _collect(policy, tok, **kw):  # noqa: F811
 
 def test_lockstep_rollouts_are_bit_identical_to_before(policy, tok):  # noqa: F811
     trajs, stats = _collect(policy, tok)
-    assert rollout_digest(trajs) == "b551a384d8625ade0381d9af2cdd6a495426db09fc0ef78a59fcf271b5d93cec"
+    assert rollout_digest(trajs) == "7b30a6adaeea8489c090aa7c7e237a8b9e5a6966514f14d96d5884497d82045b"
 
 
 def test_overlapped_rollouts_are_deterministic_and_valid(policy, tok):  # noqa: F811

@@ -92,7 +92,7 @@ SCRIPT = textwrap.dedent(r'''
 
 def test_eight_fake_devices_match_single_device(tmp_path):
     env = dict(os.environ)
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+    env["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "ckpt")], env=env,
@@ -183,7 +183,7 @@ def test_continuous_batching_engine_on_eight_fake_devices(tmp_path):
     """`SlotSampler` over a sharded sampler (data 2 x fsdp 2 x tp 2): its cache stays sharded as the
     lockstep sampler's (slots over data/fsdp, KV heads over tp) through feeds, refills and decode steps, and
     every turn's greedy ids and log-probs equal one device's."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
+    env = dict(os.environ, XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", SLOTS_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -258,7 +258,7 @@ print("RESTORED", n)
 
 def _run(script: str, args: list[str], devices: int) -> str:
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={devices}"
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [str(REPO)])
     out = subprocess.run([sys.executable, "-c", script, *args], env=env, cwd=os.getcwd(), capture_output=True,
