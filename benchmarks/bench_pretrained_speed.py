@@ -25,25 +25,11 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-
-
-def timed(fn, steps: int) -> tuple[float, float]:
-    """(first call seconds, median of the next `steps` calls)."""
-    t = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return first, statistics.median(times)
+from bench_train_step import timed  # (first call seconds, median of the next calls)
 
 
 def make_batch(b: int, t: int, vocab: int, seed: int = 0) -> dict[str, np.ndarray]:
