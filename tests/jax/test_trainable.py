@@ -202,3 +202,23 @@ def test_trainable_split_on_eight_fake_devices_matches_one_device():
     r = json.loads([x for x in proc.stdout.splitlines() if x.startswith("RESULT")][-1][len("RESULT"):])
     for name in ("top", "lora"):
         assert r[name]["nll_diff"] <= 1e-5 and r[name]["param_diff"] <= 1e-5, r
+
+
+def test_memory_plan_of_a_split_step_matches_the_compiled_step():
+    """The planned state of a top-1 step (trained params, AdamW mu/nu for them only, frozen rest) equals the
+    parameter counts, the compiled step's arguments are exactly that state plus the batch, and it needs fewer
+    bytes than the full step (no gradients or AdamW state for the frozen part)."""
+    from orchestra_jax import memory_plan as mp
+    from orchestra_jax import sharding as sh
+
+    c = small(num_layers=4)
+    mesh = sh.make_mesh(data=1, fsdp=1, tp=1)
+    tr = Trainable.from_spec(c, "top:1")
+    split = mp.train_step_memory(c, mesh, rows=2, seq=32, kl=False, trainable=tr)
+    full = mp.train_step_memory(c, mesh, rows=2, seq=32, kl=False)
+    n = tr.num_trained()
+    assert split["params"] == 4 * n and split["frozen"] == 4 * (c.num_params() - n)
+    assert 8 * n <= split["opt_state"] <= 8 * n + 64  # mu, nu (+ step counts)
+    assert split["compiled"]["argument"] == split["params"] + split["opt_state"] + split["frozen"] + split["batch"] + 4
+    assert mp.resident_train_bytes(split) < mp.resident_train_bytes(full)
+    assert split["compiled"]["peak"] < full["compiled"]["peak"]
