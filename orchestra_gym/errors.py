@@ -31,6 +31,10 @@ base from here; `orchestra_jax`'s are never re-exported, since `orchestra_gym` n
 - `orchestra_jax.checkpoint.CheckpointError` (RuntimeError): a checkpoint that cannot be used; its
   `orchestra_jax.checkpoint.NonFiniteStateError` (also a ValueError): a state with non-finite values.
 
+`orchestra_jax.run_checkpoints.TrainingInterrupted` (KeyboardInterrupt) is not a member: a run stopped at a
+step boundary by Ctrl-C or SIGTERM, checkpointed, is an interrupt, not an error, so `except Exception` never
+swallows it.
+
 Step-order errors use Gymnasium's own type, `gymnasium.error.ResetNeeded` (re-exported here, not a
 member of the family), so that code written against Gymnasium catches them. A few private control-flow
 signals (``_Abandoned``, ``_DeadlineExceeded``, ``_Damaged``) never leave their module and are not members.

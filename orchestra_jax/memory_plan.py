@@ -32,6 +32,7 @@ from orchestra_jax.model import KVCache, Qwen3
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.train_step import init_state, make_grpo_step, make_logp_fn, optimizer_from_config
+from orchestra_jax.trainable import Trainable
 
 __all__ = ["abstract_model", "tree_bytes_per_device", "kv_cache_bytes", "train_step_memory",
            "decode_step_memory", "resident_train_bytes", "max_rollout_rows", "GB"]
@@ -85,14 +86,20 @@ def _analysis(compiled) -> dict[str, int]:
 
 
 def train_step_memory(config: ModelConfig, mesh, *, rows: int, seq: int, kl: bool = True,
-                      logp_chunk: int = 256) -> dict[str, Any]:
+                      logp_chunk: int = 256, trainable: Trainable | None = None) -> dict[str, Any]:
     """Compile `train_step.make_grpo_step` (one micro-batch of `rows` x `seq` tokens, the trainer's
     AdamW with clipping, KL reference when `kl`, entropy metric) on `mesh` and report bytes per device.
 
     Returns: dict with params / opt_state / ref_params / batch (bytes per device of each input, from
     the sharded shapes), compiled (argument, output, alias, temp, peak from `memory_analysis`), and
     the shapes used. Raises: whatever XLA raises for a layout it cannot compile.
+
+    With a partial `trainable` (`orchestra_jax.trainable`: top-N layers / LoRA) the params, optimizer state and
+    reference are the trained part only and ``frozen`` (bytes per device) the rest, every leaf of both
+    replicated on the mesh (the split's sharding is not planned here).
     """
+    if trainable is not None and not trainable.is_full:
+        return _split_step_memory(config, mesh, rows=rows, seq=seq, kl=kl, logp_chunk=logp_chunk, trainable=trainable)
     model = abstract_model(config)
     graphdef = nnx.graphdef(model)
     params, shardings = _sharded_params(model, mesh)
@@ -104,6 +111,11 @@ def train_step_memory(config: ModelConfig, mesh, *, rows: int, seq: int, kl: boo
     ref = None if state.ref_params is None else jax.tree.map(_sds, state.ref_params, shardings)
     st = state._replace(params=jax.tree.map(_sds, state.params, shardings), opt_state=opt,
                         step=_sds(state.step, rep), ref_params=ref)
+    return _compile_step(config, mesh, graphdef, st, tx, rows=rows, seq=seq, kl=kl, logp_chunk=logp_chunk)
+
+
+def _compile_step(config: ModelConfig, mesh, graphdef: Any, st: Any, tx: Any, *, rows: int, seq: int, kl: bool,
+                  logp_chunk: int, trainable: Trainable | None = None) -> dict[str, Any]:
     rows_spec = NamedSharding(mesh, P(None, ("data", "fsdp")) if rows % (mesh.shape["data"] * mesh.shape["fsdp"]) == 0
                               else P())
     batch = {k: jax.ShapeDtypeStruct((1, rows, seq), d, sharding=rows_spec) for k, d in
@@ -113,14 +125,32 @@ def train_step_memory(config: ModelConfig, mesh, *, rows: int, seq: int, kl: boo
     loss_cfg = TrainConfig().loss_config()
     if not kl:
         loss_cfg = dataclasses.replace(loss_cfg, kl_coef=0.0)
-    logp_fn = make_logp_fn(graphdef, chunk=logp_chunk, with_entropy=True)
+    logp_fn = make_logp_fn(graphdef, chunk=logp_chunk, with_entropy=True, trainable=trainable)
     step = make_grpo_step(logp_fn, tx, loss_cfg)
     with mesh:
         compiled = step.lower(st, batch).compile()
-    return {"params": tree_bytes_per_device(st.params), "opt_state": tree_bytes_per_device(st.opt_state),
-            "ref_params": tree_bytes_per_device(st.ref_params), "batch": tree_bytes_per_device(batch),
-            "compiled": _analysis(compiled), "rows": rows, "seq": seq, "remat": config.remat,
-            "num_layers": config.num_layers}
+    out = {"params": tree_bytes_per_device(st.params), "opt_state": tree_bytes_per_device(st.opt_state),
+           "ref_params": tree_bytes_per_device(st.ref_params), "batch": tree_bytes_per_device(batch),
+           "compiled": _analysis(compiled), "rows": rows, "seq": seq, "remat": config.remat,
+           "num_layers": config.num_layers}
+    if trainable is not None:
+        out["frozen"] = tree_bytes_per_device(st.frozen)
+    return out
+
+
+def _split_step_memory(config: ModelConfig, mesh, *, rows: int, seq: int, kl: bool, logp_chunk: int,
+                       trainable: Trainable) -> dict[str, Any]:
+    """`train_step_memory` under a trainable split (every state leaf replicated)."""
+    model = abstract_model(config)
+    graphdef = nnx.graphdef(model)
+    params = nnx.state(model, nnx.Param)
+    tx = optimizer_from_config(TrainConfig())
+    state = jax.eval_shape(lambda p: init_state(p, tx, with_reference=kl, trainable=trainable,
+                                                key=jax.random.key(0)), params)
+    rep = NamedSharding(mesh, P())
+    st = jax.tree.map(lambda x: _sds(x, rep), state)
+    return _compile_step(config, mesh, graphdef, st, tx, rows=rows, seq=seq, kl=kl, logp_chunk=logp_chunk,
+                         trainable=trainable)
 
 
 def _mirror(tx: Any, opt_state: Any, shardings: Any, rep: NamedSharding) -> Any:
@@ -170,9 +200,10 @@ def analytic_param_bytes(config: ModelConfig, shards: int) -> float:
 
 
 def resident_train_bytes(train: dict[str, Any]) -> int:
-    """Bytes per device the trainer keeps between steps (params + AdamW state + KL reference), from a
+    """Bytes per device the trainer keeps between steps (params + AdamW state + KL reference + the frozen part of a
+    trainable split), from a
     `train_step_memory` result; the step's temporaries (activations) are freed while rollouts run."""
-    return int(train["params"] + train["opt_state"] + train["ref_params"])
+    return int(train["params"] + train["opt_state"] + train["ref_params"] + train.get("frozen", 0))
 
 
 def max_rollout_rows(hbm: float, train: dict[str, Any], decode: dict[str, Any], *, multiple: int = 1) -> int:

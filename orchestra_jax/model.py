@@ -270,10 +270,17 @@ class Qwen3(nnx.Module):
         return {name: getattr(self, name)[...] for name in layer_param_names(self.config)}
 
     def _run_layers(self, x: jax.Array, positions: jax.Array, mask: jax.Array,
-                    cache: KVCache | None) -> tuple[jax.Array, KVCache | None]:
+                    cache: KVCache | None, frozen_layers: int = 0,
+                    adapters: dict[str, dict[str, jax.Array]] | None = None) -> tuple[jax.Array, KVCache | None]:
         """x [B, T, D] compute dtype -> [B, T, D]; cache updated at its slot and attended over its
         first S = mask.shape[-1] slots with mask [B, T, S] bool. Without a cache, mask is the
-        key-validity mask [B, T] bool and attention is causal (`causal_attention`)."""
+        key-validity mask [B, T] bool and attention is causal (`causal_attention`).
+
+        frozen_layers k > 0 (no cache): layers [0, k) run on stop-gradient weights and their output
+        enters layer k through `jax.lax.stop_gradient`, so nothing below layer k is differentiated (no
+        backward pass through them). adapters (no cache): low-rank terms of the layers [L - n, L),
+        ``{target: {"a": [n, *in, r], "b": [n, r, *out]}}`` (`orchestra_jax.trainable`), added to the
+        target projection's output as (x . a) . b (the scale folded into b by the caller)."""
         c = self.config
         cd = _dtype(c.compute_dtype)
         eps = c.rms_norm_eps
@@ -287,12 +294,19 @@ class Qwen3(nnx.Module):
 
         def layer(carry, xs):
             h_in, ck, cv = carry
-            p, idx = xs
+            p, idx, ad = xs if len(xs) == 3 else (*xs, None)
             p = {k: w.astype(cd) for k, w in p.items()}
+
+            def lora(name, inp, out, axes):
+                if ad is None or name not in ad:
+                    return out
+                low = jnp.tensordot(inp, ad[name]["a"].astype(cd), axes=axes)
+                return out + jnp.tensordot(low, ad[name]["b"].astype(cd), axes=1)
+
             h = rms_norm(h_in, p["attn_norm"], eps)
-            q = jnp.einsum("btd,dnh->btnh", h, p["wq"])
-            k = jnp.einsum("btd,dkh->btkh", h, p["wk"])
-            v = jnp.einsum("btd,dkh->btkh", h, p["wv"])
+            q = lora("wq", h, jnp.einsum("btd,dnh->btnh", h, p["wq"]), 1)
+            k = lora("wk", h, jnp.einsum("btd,dkh->btkh", h, p["wk"]), 1)
+            v = lora("wv", h, jnp.einsum("btd,dkh->btkh", h, p["wv"]), 1)
             if c.attention_bias:
                 q, k, v = q + p["bq"], k + p["bk"], v + p["bv"]
             if c.qk_norm:
@@ -312,22 +326,38 @@ class Qwen3(nnx.Module):
                 o = attention(q, k_all, v_all, mask)
             else:
                 o = causal_attention(q, k, v, mask, c.attn_block)
-            h_mid = h_in + jnp.einsum("btnh,nhd->btd", o, p["wo"])
+            h_mid = h_in + lora("wo", o, jnp.einsum("btnh,nhd->btd", o, p["wo"]), 2)
             h = rms_norm(h_mid, p["mlp_norm"], eps)
-            gate = jnp.einsum("btd,df->btf", h, p["w_gate"])
-            up = jnp.einsum("btd,df->btf", h, p["w_up"])
-            h_out = h_mid + jnp.einsum("btf,fd->btd", jax.nn.silu(gate) * up, p["w_down"])
+            gate = lora("w_gate", h, jnp.einsum("btd,df->btf", h, p["w_gate"]), 1)
+            up = lora("w_up", h, jnp.einsum("btd,df->btf", h, p["w_up"]), 1)
+            act = jax.nn.silu(gate) * up
+            h_out = h_mid + lora("w_down", act, jnp.einsum("btf,fd->btd", act, p["w_down"]), 1)
             return (h_out, ck, cv), None
 
         if c.remat:
             layer = jax.checkpoint(layer)
+
+        def run(carry, xs, n):
+            if c.scan_layers:
+                return jax.lax.scan(layer, carry, xs)[0]
+            for i in range(n):
+                carry, _ = layer(carry, jax.tree.map(lambda w: w[i], xs))
+            return carry
+
         carry = (x, None if cache is None else cache.k, None if cache is None else cache.v)
         idxs = jnp.arange(c.num_layers, dtype=jnp.int32)
-        if c.scan_layers:
-            carry, _ = jax.lax.scan(layer, carry, (params, idxs))
+        if frozen_layers == 0 and adapters is None:
+            carry = run(carry, (params, idxs), c.num_layers)
         else:
-            for i in range(c.num_layers):
-                carry, _ = layer(carry, (jax.tree.map(lambda w: w[i], params), idxs[i]))
+            if cache is not None:
+                raise ValueError("frozen_layers / adapters apply to the full forward only (no KV cache)")
+            k = int(frozen_layers)
+            if k:
+                low = jax.tree.map(lambda w: jax.lax.stop_gradient(w[:k]), params)
+                carry = jax.lax.stop_gradient(run(carry, (low, idxs[:k]), k))
+            top = jax.tree.map(lambda w: w[k:], params)
+            carry = run(carry, (top, idxs[k:]) if adapters is None else (top, idxs[k:], adapters),
+                        c.num_layers - k)
         h, ck, cv = carry
         h = rms_norm(h, self.final_norm[...].astype(cd), eps)
         if cache is None:
@@ -340,13 +370,17 @@ class Qwen3(nnx.Module):
         return jnp.take(self.embed[...], input_ids, axis=0).astype(_dtype(self.config.compute_dtype))
 
     def hidden_states(self, input_ids: jax.Array, attention_mask: jax.Array | None = None,
-                      positions: jax.Array | None = None) -> jax.Array:
+                      positions: jax.Array | None = None, *, frozen_layers: int = 0,
+                      adapters: dict[str, dict[str, jax.Array]] | None = None) -> jax.Array:
         """Final-normed hidden states [B, T, D] (compute dtype) for a full causal forward.
 
         Args:
             input_ids: int32 [B, T]. attention_mask: [B, T] (1/True = real token; default all
             real); padded keys are never attended. positions: int32 [B, T]; default
             cumsum(mask) - 1, so left padding leaves the real tokens' outputs unchanged.
+            frozen_layers, adapters: partial training (`orchestra_jax.trainable`): the lowest
+            `frozen_layers` layers are not differentiated; LoRA adapters of the layers above them.
+            The defaults (0, None) run the plain stack.
         """
         b, t = input_ids.shape
         if attention_mask is None:
@@ -354,7 +388,11 @@ class Qwen3(nnx.Module):
         attention_mask = attention_mask.astype(bool)
         if positions is None:
             positions = positions_from_mask(attention_mask)
-        h, _ = self._run_layers(self.embed_tokens(input_ids), positions, attention_mask, None)
+        x = self.embed_tokens(input_ids)
+        if frozen_layers or adapters is not None:
+            h, _ = self._run_layers(x, positions, attention_mask, None, frozen_layers, adapters)
+        else:
+            h, _ = self._run_layers(x, positions, attention_mask, None)
         return h
 
     def head_matrix(self) -> jax.Array:
@@ -412,7 +450,8 @@ class Qwen3(nnx.Module):
 def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
                    attention_mask: jax.Array | None = None, *, chunk: int = 256,
                    temperature: float = 1.0, positions: jax.Array | None = None,
-                   with_entropy: bool = False) -> jax.Array | tuple[jax.Array, jax.Array]:
+                   with_entropy: bool = False, frozen_layers: int = 0,
+                   adapters: dict[str, dict[str, jax.Array]] | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Log-probabilities of `targets` under the model, without materialising [B, T, V] logits.
 
     logp[b, t] = log_softmax(logits[b, t] / temperature)[targets[b, t]], float32, computed over
@@ -427,11 +466,12 @@ def token_logprobs(model: Qwen3, input_ids: jax.Array, targets: jax.Array,
         with_entropy: also return each position's entropy of the full next-token distribution,
             H = logsumexp(z) - sum(softmax(z) * z) in nats (z = logits / temperature), from the
             same chunked logits (no second forward).
+        frozen_layers, adapters: partial training, passed to `Qwen3.hidden_states`.
     Returns:
         float32 [B, T] log-probs, or (log-probs, entropies), the
         entropies float32 [B, T].
     """
-    h = model.hidden_states(input_ids, attention_mask, positions)
+    h = model.hidden_states(input_ids, attention_mask, positions, frozen_layers=frozen_layers, adapters=adapters)
     w = model.head_matrix()
     b, t, d = h.shape
     chunk = max(1, min(chunk, t))

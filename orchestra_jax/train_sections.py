@@ -116,6 +116,10 @@ class ModelSection(_Section):
     overrides: dict = dataclasses.field(default_factory=dict)  # ModelConfig fields to replace
     hf_checkpoint: str = ""  # Hugging Face safetensors dir to load ("" = random init)
     tokenizer: str = "qwen3"  # "qwen3" (offline Qwen3 tokenizer), "toolscale-bpe" (small BPE) or a path
+    trainable: str = "all"  # what trains: "all" or "top:N" (the top N layers; orchestra_jax.trainable)
+    lora_rank: int = 0  # LoRA rank on the trained layers' lora_targets (0 = train the weights themselves)
+    lora_alpha: float = 16.0  # LoRA scale alpha / rank
+    lora_targets: list = dataclasses.field(default_factory=lambda: ["wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"])  # LoRA projections
 
     def _checks(self) -> None:
         presets = model_config.PRESETS

@@ -36,6 +36,7 @@ from jax.experimental import multihost_utils
 from orchestra_jax import grpo
 from orchestra_jax.model import Qwen3, token_logprobs
 from orchestra_jax.train_config import TrainConfig
+from orchestra_jax.trainable import Trainable
 
 __all__ = [
     "TrainState",
@@ -61,12 +62,21 @@ class TrainState(NamedTuple):
     opt_state: optax state of `make_optimizer`.
     step: int32 scalar, optimizer steps taken.
     ref_params: frozen reference policy (same structure as params) when kl_coef > 0, else None.
+    frozen: None when every parameter is trained; else the frozen part of a `orchestra_jax.trainable`
+        split (params is then the trained part): an argument of the step, never differentiated.
     """
 
     params: Any
     opt_state: Any
     step: jax.Array
     ref_params: Any
+    frozen: Any = None
+
+    def logp_params(self, params: Any = None) -> Any:
+        """What a `make_logp_fn` function takes for `params` (default the state's): the params
+        themselves, or (params, frozen) under a trainable split."""
+        params = self.params if params is None else params
+        return params if self.frozen is None else (params, self.frozen)
 
 
 def make_optimizer(
@@ -121,15 +131,28 @@ def _fp32(tree: Any) -> Any:
     return jax.tree.map(lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree)
 
 
-def init_state(params: Any, tx: optax.GradientTransformation, *, with_reference: bool) -> TrainState:
-    """Train state from policy params (cast to float32 master weights); the reference is a frozen copy."""
-    params = _fp32(params)
-    ref = jax.tree.map(jnp.copy, params) if with_reference else None
-    return TrainState(params=params, opt_state=tx.init(params), step=jnp.zeros((), jnp.int32), ref_params=ref)
+def init_state(params: Any, tx: optax.GradientTransformation, *, with_reference: bool,
+               trainable: Trainable | None = None, key: jax.Array | None = None) -> TrainState:
+    """Train state from policy params (cast to float32 master weights); the reference is a frozen copy.
+
+    With a partial `trainable` (top-N layers / LoRA), params are split (`Trainable.split`, LoRA A drawn
+    from `key`): the state's params, optimizer state and reference hold the trained part only, and
+    ``frozen`` the rest (kept in its dtype)."""
+    if trainable is None or trainable.is_full:
+        params = _fp32(params)
+        ref = jax.tree.map(jnp.copy, params) if with_reference else None
+        return TrainState(params=params, opt_state=tx.init(params), step=jnp.zeros((), jnp.int32), ref_params=ref)
+    trained, frozen = trainable.split(params, key)
+    trained = _fp32(trained)
+    frozen = jax.tree.map(jnp.copy, frozen)  # own buffers: the step donates the state, not the model's weights
+    ref = jax.tree.map(jnp.copy, trained) if with_reference else None
+    return TrainState(params=trained, opt_state=tx.init(trained), step=jnp.zeros((), jnp.int32), ref_params=ref,
+                      frozen=frozen)
 
 
 def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
-                 with_entropy: bool = False, temperature: float = 1.0) -> Callable[..., Any]:
+                 with_entropy: bool = False, temperature: float = 1.0,
+                 trainable: Trainable | None = None) -> Callable[..., Any]:
     """logp_fn(params, input_ids [b, T], targets [b, T], attention_mask [b, T]) -> float32 [b, T].
 
     Log-probs at the sampling `temperature`: log_softmax(logits / temperature)[target] over the full
@@ -143,7 +166,19 @@ def make_logp_fn(graphdef: Any, rest: Any = None, *, chunk: int = 256,
     through a plain log-softmax. with_entropy=True returns (logp, entropy), both float32 [b, T]
     (entropy of the full next-token distribution in nats, from the same logits); `make_grpo_step`
     then reports the `entropy` metric.
+
+    With a partial `trainable` (`orchestra_jax.trainable.Trainable`, Qwen3 only), `params` is the pair
+    (trained, frozen) of `TrainState.logp_params`: the frozen layers run without a backward pass and the
+    LoRA adapters are applied unmerged, (x A) B.
     """
+    if trainable is not None and not trainable.is_full:
+        def split_logp_fn(params, input_ids, targets, attention_mask):
+            pure, adapters = trainable.model_params(*params)
+            model = nnx.merge(graphdef, nnx.State(pure))
+            return token_logprobs(model, input_ids, targets, attention_mask, chunk=chunk, with_entropy=with_entropy,
+                                  temperature=temperature, frozen_layers=trainable.frozen_layers, adapters=adapters)
+
+        return split_logp_fn
 
     def logp_fn(params, input_ids, targets, attention_mask):
         model = nnx.merge(graphdef, params, rest) if rest is not None else nnx.merge(graphdef, params)
@@ -225,10 +260,11 @@ def make_grpo_step(
         def micro(grads, mb):
             inp, tgt, am, mask = _shift(mb)
             slp = mb["sampler_logp"][:, 1:]
-            ref = jax.lax.stop_gradient(_split_logp(logp_fn(state.ref_params, inp, tgt, am))[0]) if use_ref else None
+            ref = (jax.lax.stop_gradient(_split_logp(logp_fn(state.logp_params(state.ref_params), inp, tgt, am))[0])
+                   if use_ref else None)
 
             def loss_fn(params):
-                lp, ent = _split_logp(logp_fn(params, inp, tgt, am))
+                lp, ent = _split_logp(logp_fn(state.logp_params(params), inp, tgt, am))
                 ent = None if ent is None else jax.lax.stop_gradient(ent)
                 if "old_logp" in mb:
                     old = mb["old_logp"][:, 1:]
@@ -250,7 +286,8 @@ def make_grpo_step(
         metrics = grpo.finalize_metrics(sums)
         metrics["loss"] = loss
         metrics["grad_norm"] = optax.tree.norm(grads)
-        new = TrainState(params=params, opt_state=opt_state, step=state.step + 1, ref_params=state.ref_params)
+        new = TrainState(params=params, opt_state=opt_state, step=state.step + 1, ref_params=state.ref_params,
+                         frozen=state.frozen)
         return new, metrics
 
     return jax.jit(step, donate_argnums=(0,) if donate else ())
@@ -275,7 +312,7 @@ def make_sft_step(
             inp, tgt, am, mask = _shift(mb)
 
             def loss_fn(params):
-                lp = _split_logp(logp_fn(params, inp, tgt, am))[0]
+                lp = _split_logp(logp_fn(state.logp_params(params), inp, tgt, am))[0]
                 return -jnp.sum(jnp.where(mask > 0, lp, 0.0)) / den
 
             loss, g = jax.value_and_grad(loss_fn)(state.params)
@@ -285,7 +322,7 @@ def make_sft_step(
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = {"nll": losses.sum(), "tokens": den, "grad_norm": optax.tree.norm(grads)}
-        return TrainState(params, opt_state, state.step + 1, state.ref_params), metrics
+        return TrainState(params, opt_state, state.step + 1, state.ref_params, state.frozen), metrics
 
     return jax.jit(step, donate_argnums=(0,) if donate else ())
 
@@ -374,7 +411,7 @@ def grpo_updates(
     place = place or (lambda b: {k: jnp.asarray(v) for k, v in b.items()})
     data = {k: np.asarray(v) for k, v in batch.items()}
     if old_logp_fn is not None and epochs * mini_batches > 1:
-        old = old_logp_fn(state.params, place(split_micro(data, micro_batches)))
+        old = old_logp_fn(state.logp_params(), place(split_micro(data, micro_batches)))
         data["old_logp"] = gather_params(old)[0].reshape(data["tokens"].shape).astype(np.float32)
     size = rows // mini_batches
     updates: list[dict[str, float]] = []

@@ -23,6 +23,7 @@ from orchestra_gym.env import FORMAT_HELP, OrchestraEnv, render_transcript
 from orchestra_gym.parsing import render_tool_calls
 from orchestra_gym.pricing import EXPERT_POOL
 from orchestra_gym.rewards import RewardLayout
+from orchestra_gym.tools.pools import offer_table
 from orchestra_gym.tools.simulated import DEFAULT_EXPERTS, SimulatedModel, with_profiles
 from orchestra_gym.types import Message, Task, ToolCall, ToolResult, ToolSpec, Usage
 from orchestra_gym.users import STOP, TRANSFER, ScriptedUser
@@ -147,6 +148,10 @@ class FunctionCallingEnv(OrchestraEnv):
             the paper's prices). Default ``["paper"]``. ``reset(options={"experts": [...], "pricing": name})``
             fixes both for an episode; ``info`` reports ``offered_experts``, ``offered_prices`` ({name:
             {"input_per_m", "output_per_m"}} USD per 1M tokens) and ``pricing_schedule`` (its name).
+        offer_format: how a pool's offered experts are described: ``"text"`` (default: a sentence and the prices,
+            latency and accuracy per kind in words, `PoolExpert.describe`) or ``"table"`` (the same prices,
+            latency and stated accuracies as one table row each, `orchestra_gym.tools.pools.offer_table`: far
+            fewer tokens, for small pretrained policies on CPU). Pool experts only.
     """
 
     MODEL_TOOL_IDS: tuple[str, ...] = tuple(EXPERT_POOL)  # the model tools a models file may make real
@@ -167,8 +172,14 @@ class FunctionCallingEnv(OrchestraEnv):
         offer_size: Any = None,
         held_out_experts: str = "exclude",
         pricing_schedules: Any = None,
+        offer_format: str = "text",
         **kwargs: Any,
     ):
+        if offer_format not in ("text", "table"):
+            raise ValueError(f"offer_format must be 'text' or 'table', got {offer_format!r}")
+        if offer_format == "table" and expert_pool is None:
+            raise ValueError("offer_format='table' describes a pool's experts; it needs expert_pool=")
+        self.offer_format = offer_format
         self.pool = None
         if expert_pool is not None:
             from orchestra_gym.tools.pools import get_pool
@@ -327,9 +338,12 @@ class FunctionCallingEnv(OrchestraEnv):
         return RewardLayout(tuple(self.all_experts))  # a pool's every expert, offered or not (K is fixed)
 
     def _expert_spec(self) -> ToolSpec:
-        table = "\n".join(
-            e.describe(self.pricing) if hasattr(e, "describe") else f"{e.name}: chat model" for e in self.experts.values()
-        )
+        if self.offer_format == "table":
+            table = offer_table(list(self.experts.values()), self.pricing)
+        else:
+            table = "\n".join(
+                e.describe(self.pricing) if hasattr(e, "describe") else f"{e.name}: chat model" for e in self.experts.values()
+            )
         what = (
             "choose and carry out the next action (a tool call or a message to the user)"
             if self.expert_scope == "action"
@@ -351,7 +365,10 @@ class FunctionCallingEnv(OrchestraEnv):
     def _system_prompt(self) -> str:
         if self.system_prompt_mode == "compact":
             lines = [f"- {s.name}: {s.description.splitlines()[0]}" for s in self.tool_specs]
-            experts = [e.describe(self.pricing) for e in self.experts.values() if hasattr(e, "describe")]
+            if self.offer_format == "table":
+                experts = [offer_table(list(self.experts.values()), self.pricing)]
+            else:
+                experts = [e.describe(self.pricing) for e in self.experts.values() if hasattr(e, "describe")]
             return "Serve the user with these tools.\n" + "\n".join(lines + experts) + f"\n{FORMAT_HELP}"
         tools = json.dumps([s.to_openai() for s in self.tool_specs], ensure_ascii=False, indent=1)
         return (

@@ -68,7 +68,8 @@ from orchestra_gym import pricing as pricing_mod
 from orchestra_gym.errors import ConfigError, did_you_mean
 from orchestra_gym.tools.simulated import DIFFICULTIES, SimulatedModel
 
-__all__ = ["KINDS", "KIND_WORDS", "PoolExpert", "ExpertPool", "POOLS", "get_pool", "POOL_SCHEDULES"]
+__all__ = ["KINDS", "KIND_WORDS", "PoolExpert", "ExpertPool", "POOLS", "get_pool", "POOL_SCHEDULES", "TABLE_HEADER",
+           "offer_table"]
 
 #: Request kinds of the synthetic ToolScale tasks (`Task.category`), in a fixed order.
 KINDS = ("lookup", "transfer", "conditional_write", "change_item", "search_and_book", "compute", "several_writes")
@@ -111,6 +112,26 @@ class PoolExpert(SimulatedModel):
         acc = ", ".join(f"{k} {round(100 * v)}%" for k, v in self.stated_table().items())
         return (f"{self.name}: {self.description} ${p.input_per_m:.3g}/1M input tokens, ${p.output_per_m:.3g}/1M "
                 f"output tokens, about {self.typical_latency_s():.0f} s per call; accuracy per step: {acc}")
+
+
+    def describe_row(self, schedule: Any = None) -> str:
+        """The same facts as `describe` in one table row (`offer_table`'s columns): name | input/output USD per
+        1M tokens | typical seconds per call | stated accuracy % per kind in `KINDS` order, slash-separated.
+        The description sentence is left out: it restates the accuracy columns in words."""
+        p = pricing_mod.get_schedule(schedule).price(self.model_id)
+        acc = "/".join(str(round(100 * v)) for v in self.stated_table().values())
+        return f"{self.name} | {p.input_per_m:.3g}/{p.output_per_m:.3g} | {self.typical_latency_s():.0f} | {acc}"
+
+
+#: The header of `offer_table` (column meanings and units; the kinds in `KINDS` order).
+TABLE_HEADER = ("Experts: name | USD per 1M tokens in/out | seconds per call | accuracy % per step on "
+                "lookup/transfer/conditional write/change item/search and book/compute/several writes")
+
+
+def offer_table(experts: Sequence[Any], schedule: Any = None) -> str:
+    """The compact offer (issue 51 item 3): `TABLE_HEADER` and one `PoolExpert.describe_row` per expert, one a
+    line; about a third of `describe`'s tokens for the same prices, latencies and stated accuracies."""
+    return "\n".join([TABLE_HEADER] + [e.describe_row(schedule) for e in experts])
 
 
 def _expert(name: str, model_id: str, description: str, acc: Mapping[str, float], *, ttft_s: float,

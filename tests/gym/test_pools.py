@@ -274,3 +274,29 @@ def test_orchestra_report_pool_writes_the_pool_measurement(tmp_path, capsys):
     assert printed == (out / "report.md").read_text() and printed.startswith("Pool `tradeoffs`, 3 held-out tasks")
     assert sorted(p.name for p in out.glob("*.png")) == ["plane_default.png", "plane_unseen-experts.png",
                                                         "plane_unseen-pricing.png", "tool_mix.png"]
+
+
+def test_table_offer_states_the_same_facts_in_fewer_characters():
+    """offer_format="table" (issue 51 item 3): each offered expert's prices, latency and stated accuracy per kind as
+    one row; the default text offer is unchanged."""
+    from orchestra_gym.tools.pools import TABLE_HEADER
+
+    opts = {**OPTS, "experts": ["qwen2.5-math", "gpt-5"], "pricing": "deepinfra"}
+    text_obs, _ = _env().reset(seed=3, options=opts)
+    obs, info = _env(offer_format="table").reset(seed=3, options=opts)
+    assert TABLE_HEADER in obs and TABLE_HEADER not in text_obs
+    pool = get_pool("specialists")
+    for name in ("qwen2.5-math", "gpt-5"):
+        e = next(x for x in pool.experts if x.name == name)
+        p = pricing.get_schedule("deepinfra").price(e.model_id)
+        accs = "/".join(str(round(100 * e.stated_table()[k])) for k in KINDS)
+        row = f"{name} | {p.input_per_m:.3g}/{p.output_per_m:.3g} | {e.typical_latency_s():.0f} | {accs}"
+        assert row in obs.splitlines()
+        assert e.describe("deepinfra") in text_obs  # the text offer: today's sentence
+    assert "qwen2.5-math | 0.12/0.39 |" in obs and "llama-3.3-70b" not in obs
+    assert len(obs) < 0.8 * len(text_obs)  # two experts offered; 50 tradeoffs episodes: 48% fewer characters
+    assert info["offered_experts"] == ["qwen2.5-math", "gpt-5"]
+    with pytest.raises(ValueError, match="offer_format"):
+        _env(offer_format="csv")
+    with pytest.raises(ValueError, match="needs expert_pool"):
+        gym.make(ENV, offer_format="table")
