@@ -60,7 +60,7 @@ from orchestra_gym.evaluation import (EpisodeResult, EvaluationStopped, StopRequ
 from orchestra_gym.registration import ENV_SPECS
 from orchestra_gym.setting import Setting
 
-__all__ = ["main", "add_subcommands", "run_command", "plugins", "load_plugin", "missing_requirements",
+__all__ = ["main", "os_error_line", "add_subcommands", "run_command", "plugins", "load_plugin", "missing_requirements",
            "COMMANDS_GROUP", "AGENT_KINDS_GROUP"]
 
 #: Entry-point group of extra `orchestra` subcommands: ``name = "module:main [extra]"``, ``main(argv) -> int``.
@@ -486,6 +486,9 @@ def main(argv: list[str] | None = None, *, commands: Mapping[str, Callable[[list
         except OrchestraError as e:
             print(f"{prog}: {e}", file=sys.stderr)
             return 2
+        except OSError as e:  # a read-only or full disk, a folder below a file: one line, not a traceback
+            print(f"{prog}: {os_error_line(e)}", file=sys.stderr)
+            return 1
     parser = argparse.ArgumentParser(prog="orchestra", description="ToolOrchestra environments and trainer")
     sub = parser.add_subparsers(dest="command", required=True)
     add_subcommands(sub)
@@ -505,6 +508,19 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     except (OrchestraError, ValueError, KeyError, FileNotFoundError, RuntimeError, gym.error.Error) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         parser.exit(2, f"{parser.prog} {args.command}: error: {msg}\n")
+    except OSError as e:  # a read-only or full disk, a folder below a file: one line, not a traceback
+        parser.exit(1, f"{parser.prog} {args.command}: error: {os_error_line(e)}\n")
+
+
+def os_error_line(e: OSError) -> str:
+    """One line for a file-system error of a command: the path and the cause (``cannot write runs/x/a.json:
+    No space left on device``), and what to do. What was written before it (a run folder's finished
+    episodes, a run's last checkpoint) is left as it was, so the same command resumes once the cause is fixed."""
+    path = f" {e.filename}" if e.filename else ""
+    other = f" -> {e.filename2}" if getattr(e, "filename2", None) else ""
+    cause = e.strerror or str(e) or type(e).__name__
+    return (f"cannot use{path}{other}: {cause}; free the disk or choose a writable --output-dir, then run the same "
+            f"command again (what was written before stays)")
 
 
 if __name__ == "__main__":

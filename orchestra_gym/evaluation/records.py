@@ -10,6 +10,7 @@ infrastructure failure (left out of every metric) from a played episode.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -168,14 +169,30 @@ class TrajectoryWriter:
     """Appends one JSON line per finished episode, flushed at once; one lock, so safe under threads."""
 
     def __init__(self, path: str | os.PathLike[str], append: bool):
+        self.path = str(path)
         self.file = open(path, "a" if append else "w", encoding="utf-8")
         self.lock = threading.Lock()
 
     def write(self, result: EpisodeResult) -> None:
+        """Append `result`'s line. Raises OSError naming the file (a full or read-only disk); a line cut short
+        by it is the torn last line that `orchestra eval --resume` drops and plays again."""
         line = trajectory_line(result)
-        with self.lock:
+        with self.lock, self._named():
             self.file.write(line)
             self.file.flush()
 
     def close(self) -> None:
-        self.file.close()
+        with self._named():
+            self.file.close()
+
+    def _named(self) -> "contextlib.AbstractContextManager[None]":
+        """Re-raise an OSError of the file with its path (``write`` errors carry none)."""
+        @contextlib.contextmanager
+        def named():
+            try:
+                yield
+            except OSError as e:
+                if e.filename:
+                    raise
+                raise type(e)(e.errno, e.strerror, self.path) from e
+        return named()
