@@ -168,8 +168,10 @@ def _digest() -> str:
                     obs, _, term, trunc, info = env.step(agent.act(obs, info))
                     done = term or trunc
                     h.update(obs.encode())
-                    # preference_weights (P aligned with M, added after e505942) is derived from info["preference"]
-                    h.update(json.dumps({k: v for k, v in info.items() if k not in ("reward_vector", "preference_weights")},
+                    # keys added after e505942: preference_weights (P aligned with M, derived from info["preference"])
+                    # and tool_errors (failed tool calls, counted apart from the observation)
+                    h.update(json.dumps({k: v for k, v in info.items()
+                                         if k not in ("reward_vector", "preference_weights", "tool_errors")},
                                         sort_keys=True,
                                         default=str).encode())
                     h.update(repr(info.get("reward_vector")).encode())
