@@ -19,7 +19,7 @@ base from here; `orchestra_jax`'s are never re-exported, since `orchestra_gym` n
 - `orchestra_gym.tools.search.SearchError` (a ConfigError): a bad corpus, index folder or search config.
 - `orchestra_gym.tools.cache.CacheError` (RuntimeError): a record/replay cache file that cannot be used.
 - `orchestra_gym.tools.sandbox.SandboxError` (RuntimeError): the code sandbox cannot be set up.
-- `orchestra_gym.tools.llm.ResponseTooLarge` (Exception): an endpoint's reply over the size limit.
+- `orchestra_gym.tools.http.ResponseTooLarge` (Exception): an endpoint's reply over the size limit.
 - `orchestra_gym.tools.llm.BadUsage` (ValueError): a reply's ``usage`` that cannot be billed.
 - `orchestra_gym.domains.synthetic.core.ToolError` (Exception): a domain tool call that cannot be carried out.
 - `orchestra_gym.domains.tau2.toolkit.ModelValidationError` (ValueError): a record failing tau2's validation.

@@ -68,10 +68,10 @@ from __future__ import annotations
 
 import json
 import re
-import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from orchestra_gym.argument_checks import MAX_ARGUMENT_DEPTH, _deeper_than, _json_type, _safe_repr, scrub_text
 from orchestra_gym.types import ToolCall
 
 __all__ = [
@@ -89,11 +89,6 @@ FORMAT_HINT = (
     '<tool_call>{"name": "<tool name>", "arguments": {<JSON object>}}</tool_call> blocks, '
     "and/or <message>text for the user</message>."
 )
-
-# Deepest nesting of a call's "arguments" (objects/arrays; the arguments object is level 1). Real
-# tool schemas nest 3-4 levels; the limit stays far below Python's recursion limit (1000) so that
-# json.dumps, copy.deepcopy and the tools never recurse out of the stack.
-MAX_ARGUMENT_DEPTH = 32
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
@@ -549,73 +544,3 @@ def _snippet(s: str, pos: int, width: int = 20) -> str:
     lo, hi = max(0, pos - width), min(len(s), pos + width)
     frag = s[lo:hi].replace("\n", "\\n")
     return f"near {frag!r}" if frag else "at the end of the block"
-
-
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, (int, float)):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__
-
-
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-def scrub_text(value: Any) -> Any:
-    """`value` with every lone UTF-16 surrogate (U+D800..U+DFFF) in its strings replaced by U+FFFD.
-
-    Strings, and the keys and values of dicts, lists and tuples (recursively), are scrubbed;
-    other values are returned as they are. Such code points cannot be encoded as UTF-8, so one
-    of them in a request body, a cache key or a log line would raise ``UnicodeEncodeError``.
-    """
-    if isinstance(value, str):
-        return _SURROGATE_RE.sub("\ufffd", value) if _SURROGATE_RE.search(value) else value
-    if isinstance(value, dict):
-        return {scrub_text(k): scrub_text(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(scrub_text(v) for v in value)
-    return value
-
-
-def _deeper_than(obj: Any, limit: int) -> bool:
-    """True when `obj` nests dicts/lists/tuples more than `limit` levels (iterative: any depth,
-    cycles included, is answered without recursion)."""
-    stack: list[tuple[Any, int]] = [(obj, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            children: Iterable[Any] = v.values()
-        elif isinstance(v, (list, tuple)):
-            children = v
-        else:
-            continue
-        if d > limit:
-            return True
-        stack.extend((c, d + 1) for c in children)
-    return False
-
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 8, 200, 200
-
-
-def _safe_repr(v: Any) -> str:
-    """JSON text of `v` when it is shallow enough, else a bounded `reprlib` form (never raises)."""
-    try:
-        if not _deeper_than(v, MAX_ARGUMENT_DEPTH + 2):
-            return scrub_text(json.dumps(v, ensure_ascii=False, default=repr))
-    except Exception:
-        pass
-    try:
-        return scrub_text(_REPR.repr(v))
-    except Exception:
-        return f"<unprintable {type(v).__name__}>"

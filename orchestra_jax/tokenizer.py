@@ -12,7 +12,7 @@
   tokenizer.json + stored template, or a GGUF file's tokenizer and ``tokenizer.chat_template``): the
   `ChatTokenizer` then carries the template, and its `ChatTokenizer.render_messages` /
   `ChatTokenizer.render_chat` render that template exactly as transformers' ``apply_chat_template`` does
-  (`apply_chat_template`); without a template they are the module's Qwen3 functions below.
+  (`orchestra_jax.chat_template`); without a template they are the module's Qwen3 functions below.
 - `render_chat(messages, tools=...)`: a whole chat as Qwen3's official chat template renders it (our own
   code following the layout of the `chat_template` shipped with Qwen/Qwen3-8B): tools listed as JSON
   lines inside `<tools></tools>` in the system turn, assistant tool calls as
@@ -40,6 +40,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, pre_tokenizers, trainers
 
+from orchestra_jax.chat_template import IM_END, _get, _tool_json, apply_chat_template, template_turn_text
+
 __all__ = [
     "ChatTokenizer", "load_tokenizer", "load_checkpoint_tokenizer", "save_tokenizer", "apply_chat_template",
     "template_turn_text", "build_bpe_tokenizer", "render_messages", "render_chat",
@@ -47,7 +49,7 @@ __all__ = [
     "QWEN3_SPECIAL_TOKENS", "QWEN3_SPECIAL_START", "QWEN_PAT",
 ]
 
-IM_START, IM_END, ENDOFTEXT = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+IM_START, ENDOFTEXT = "<|im_start|>", "<|endoftext|>"
 # ChatML control tokens plus the Qwen3 / Hermes tool tags (special in Qwen3's tokenizer as well)
 CHAT_SPECIAL_TOKENS = (
     ENDOFTEXT, IM_START, IM_END, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
@@ -254,22 +256,6 @@ def build_bpe_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> ChatTok
 
 
 # ---------------------------------------------------------------------- chat format
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
-
-
-def _tool_json(tool: Any) -> str:
-    """One tool as the OpenAI function schema JSON line Qwen3 expects."""
-    if isinstance(tool, Mapping):
-        spec = dict(tool) if "function" in tool else {"type": "function", "function": dict(tool)}
-    else:  # an object with name / description / parameters (e.g. orchestra_gym.types.ToolSpec)
-        spec = {"type": "function", "function": {"name": tool.name, "description": tool.description,
-                                                 "parameters": tool.parameters}}
-    return json.dumps(spec, ensure_ascii=False)
-
-
 def _tool_call_block(call: Any) -> str:
     fn = _get(call, "function", None) or call
     args = _get(fn, "arguments", {})
@@ -438,79 +424,6 @@ def render_chat(messages: Sequence[Any], tools: Sequence[Any] | None = None,
     if add_generation_prompt:
         out.append(_generation_prompt(enable_thinking))
     return "".join(out)
-
-
-# ------------------------------------------------------------- a checkpoint's own template
-def _plain(m: Any) -> dict[str, Any]:
-    """A message as the dict a Jinja chat template reads (objects with role / content / tool_calls too)."""
-    if isinstance(m, Mapping):
-        return dict(m)
-    out = {"role": _get(m, "role"), "content": _get(m, "content")}
-    for key in ("tool_calls", "reasoning_content", "name", "tool_call_id"):
-        if _get(m, key) is not None:
-            out[key] = _get(m, key)
-    return out
-
-
-def _tool_spec(tool: Any) -> dict[str, Any]:
-    return json.loads(_tool_json(tool))
-
-
-def apply_chat_template(template: str, messages: Sequence[Any], *, tools: Sequence[Any] | None = None,
-                        add_generation_prompt: bool = False, **kwargs: Any) -> str:
-    """Render `messages` with a Jinja chat `template` exactly as transformers' ``apply_chat_template`` does.
-
-    Uses transformers' own renderer (``transformers.utils.chat_template_utils.render_jinja_template``: a
-    sandboxed Jinja environment with ``trim_blocks``, ``lstrip_blocks``, ``tojson``, ``raise_exception``,
-    ``strftime_now``), so tool-call and tool-response turns come out as the checkpoint's authors wrote them.
-
-    Args:
-        messages: dicts or objects with role, content and optionally tool_calls. tools: OpenAI function dicts
-            or objects with name / description / parameters. **kwargs: further template variables
-            (``bos_token``, ``eos_token``, ``enable_thinking``...).
-    Returns:
-        the text. Raises: ImportError without transformers; what the template raises (jinja2 errors).
-    """
-    try:
-        from transformers.utils.chat_template_utils import render_jinja_template
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("rendering a checkpoint's chat template needs transformers: pip install transformers") from err
-    rendered, _ = render_jinja_template(
-        conversations=[[_plain(m) for m in messages]], tools=[_tool_spec(t) for t in tools] if tools else None,
-        chat_template=template, add_generation_prompt=add_generation_prompt, **kwargs)
-    return rendered[0]
-
-
-_PROBE = "orchestra-template-probe"
-
-
-def template_turn_text(template: str, messages: Sequence[Any], *, add_generation_prompt: bool = True,
-                       after_assistant: bool = False, **kwargs: Any) -> str:
-    """The environment messages of one turn as `template` renders them, for token-in/token-out training (what
-    the module's `render_messages` is for Qwen3's layout, for any ChatML template).
-
-    Without `after_assistant`: ``apply_chat_template(template, messages, add_generation_prompt=...)`` (the
-    episode's opening). With it: the text the template writes after a sampled assistant turn that ended on
-    ``<|im_end|>``, up to the next generation prompt: the chat ``[user, assistant(probe), *messages]``
-    rendered, from right after the ``<|im_end|>`` that closes the probe turn (so, for a template that renders
-    earlier turns the same way whatever follows, ``prompt + turn + "<|im_end|>" + this`` is what it renders for
-    the whole chat; tests check this for the templates in use).
-
-    Raises:
-        ValueError: the template does not close an assistant turn with ``<|im_end|>`` (not ChatML): it cannot
-            be rendered incrementally for token-in/token-out training.
-    """
-    msgs = list(messages)
-    if not after_assistant:
-        return apply_chat_template(template, msgs, add_generation_prompt=add_generation_prompt, **kwargs)
-    head = [{"role": "user", "content": "?"}, {"role": "assistant", "content": _PROBE}]
-    full = apply_chat_template(template, head + [_plain(m) for m in msgs],
-                               add_generation_prompt=add_generation_prompt, **kwargs)
-    end = full.find(_PROBE) + len(_PROBE)
-    if end < len(_PROBE) or not full.startswith(IM_END, end):
-        raise ValueError("the chat template does not end an assistant turn with <|im_end|> after its content; "
-                         "it cannot be rendered incrementally for token-in/token-out training")
-    return full[end + len(IM_END):]
 
 
 # ------------------------------------------------------------------ offline build

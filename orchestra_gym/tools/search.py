@@ -39,7 +39,7 @@ import httpx
 from orchestra_gym import pricing as _pricing
 from orchestra_gym.errors import ConfigError
 from orchestra_gym.tools.cache import CallCache, cached_tool_call
-from orchestra_gym.tools.llm import RetryPolicy, redact, send_with_retries
+from orchestra_gym.tools.http import RetryPolicy, redact, send_with_retries
 from orchestra_gym.types import ToolResult, ToolSpec, Usage
 
 __all__ = ["Document", "Hit", "LocalSearch", "WebSearch", "read_corpus", "default_embedding_model",
