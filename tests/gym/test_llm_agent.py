@@ -242,7 +242,8 @@ def test_cli_eval_with_an_llm_agent(server, tmp_path, capsys):
     ("llm:nobase", {"nobase": 'input_per_m = 1.0\noutput_per_m = 1.0'},
      r"\[models.'nobase'\].base_url: must be an http\(s\) URL.*fix: write base_url"),
     ("llm:", {}, r"agent 'llm:' needs a model id"),
-    ("policy:runs/x", {}, r"unknown agent 'policy:runs/x'"),  # orchestra_jax registers policy: (not imported here)
+    # the trainer's `policy:` kind comes through the orchestra.agent_kinds entry point: a folder with no run says so
+    ("policy:runs/x", {}, r"runs/x/train_config\.json not found: pass the --output-dir of an `orchestra train` run"),
 ])
 def test_cli_bad_llm_agent_is_one_line(server, tmp_path, capsys, agent, extra, msg):
     f = _models_file(tmp_path, server.base_url, **extra)
