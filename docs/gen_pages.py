@@ -120,18 +120,19 @@ def config_table() -> str:
 
 def preset_rows() -> list[tuple[str, str]]:
     """(preset name, the keys it sets as ``section.key = value`` text) for every TrainConfig preset."""
-    from orchestra_jax.train_config import PRESETS
+    from orchestra_jax.train_config import PRESETS, TrainConfig
 
-    def flat(d: dict, prefix: str = "") -> list[str]:
+    def flat(d: dict, base: dict, prefix: str = "") -> list[str]:
         items = []
         for k, v in d.items():
             if isinstance(v, dict) and v and k not in ("overrides", "kwargs", "preference", "eval_preferences"):
-                items += flat(v, f"{prefix}{k}.")
-            else:
+                items += flat(v, base.get(k) or {}, f"{prefix}{k}.")
+            elif v != base.get(k):  # what the preset sets over the defaults (`TrainConfig()`)
                 items.append(f"{prefix}{k}={json.dumps(v)}")
         return items
 
-    return [(name, "; ".join(flat(body))) for name, body in PRESETS.items()]
+    defaults = TrainConfig().to_dict()
+    return [(name, "; ".join(flat(TrainConfig.preset(name).to_dict(), defaults))) for name in PRESETS]
 
 
 def presets_table() -> str:

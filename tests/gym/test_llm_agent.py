@@ -324,7 +324,8 @@ def served(tmp_path_factory, shared_data):
         yield f, {mid: lengths[name] for mid, name, _ in entries}
 
 
-def _eval(models: Path, agent: str, out: Path, max_turns: int = 3, max_errors: int = 5, subprocess_run: bool = False):
+def _eval(models: Path, agent: str, out: Path, max_turns: int = 3, max_errors: int = 5, subprocess_run: bool = False,
+          rc: int = 0):
     out.mkdir()
     args = ["eval", "--env", ENV, "--agent", agent, "--models", str(models), "--episodes", "2", "--seed", "4",
             "--env-kwargs", json.dumps({"models": None, "max_turns": max_turns, "max_errors": max_errors}),
@@ -337,7 +338,7 @@ def _eval(models: Path, agent: str, out: Path, max_turns: int = 3, max_errors: i
     else:
         from orchestra_jax.cli import main as orchestra
 
-        assert orchestra(args) == 0
+        assert orchestra(args) == rc
     summary = json.loads((out / "summary.json").read_text())
     return summary, [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
 
@@ -369,7 +370,8 @@ def test_transformers_serve_end_to_end(served, tmp_path):
     assert [m["content"] for m in recs_junk[0]["messages"] if m["role"] == "assistant"] == [REPLY_JUNK] * 2
     # a reply that crashes the server's own tool parser (HTTP 500, retried): an orchestrator error, no exception
     # is an infrastructure failure: reported apart, never counted as a task failure (evaluation.is_infra)
-    s_crash, recs_crash = _eval(models, "llm:tiny-crash", tmp_path / "crash")
+    # no episode could be graded: exit code 1, the first cause printed (the summary is still written)
+    s_crash, recs_crash = _eval(models, "llm:tiny-crash", tmp_path / "crash", rc=1)
     assert s_crash["infra_failures"] == 2 and s_crash["episodes"] == 0
     assert [r["end_reason"] for r in recs_crash] == ["orchestrator_error"] * 2
     assert all(r["infra_error"] and r["parse_errors"] == 0.0 for r in recs_crash)

@@ -65,7 +65,9 @@ def test_continuous_logprobs_equal_the_trainers_at_temperature_0_6(collect, poli
                        jnp.asarray(data["attention_mask"][:, :-1])))
     sampled = data["sampler_logp"][:, 1:] != 0  # at T = 0.6 a near-certain token's float32 log-prob can be 0.0
     assert stats.generated_tokens >= sampled.sum() >= 0.8 * stats.generated_tokens > 0
-    assert np.abs(lp[sampled] - data["sampler_logp"][:, 1:][sampled]).max() <= 1e-5
+    # float32 log-probs of two code paths (the slot engine's decode and the trainer's forward): a few ulps of a
+    # log-softmax over 512 logits; 1.4e-5 seen on an AVX2-only CPU, below 1e-5 on AVX-512
+    assert np.abs(lp[sampled] - data["sampler_logp"][:, 1:][sampled]).max() <= 3e-5
 
 
 def test_a_rows_tokens_do_not_depend_on_the_slot_count(collect):

@@ -96,7 +96,7 @@ def test_presets_are_named_constructors_with_overrides():
     assert pool.env.kwargs["expert_pool"] == "tradeoffs" and pool.env.kwargs["max_errors"] == 1  # a table merges
     assert pool.rollout.guide_experts == ["most-accurate", "cheapest", "fastest"]
     assert pool.rollout.max_seq_len == TrainConfig.tiny_toolscale().rollout.max_seq_len == 2048
-    assert sorted(PRESETS) == ["qwen3-8b", "tiny-toolscale", "tiny-toolscale-pool"]
+    assert sorted(PRESETS) == ["qwen3-8b", "smollm2-toolscale-pool", "tiny-toolscale", "tiny-toolscale-pool"]
 
 
 def test_every_key_is_listed_once_with_its_default_and_one_line_of_help():
