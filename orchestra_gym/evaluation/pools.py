@@ -310,8 +310,13 @@ def policy_episodes(played: dict[str, Any], agent: Any, preference: dict[str, An
 
 
 def valid_format(results: Sequence[EpisodeResult]) -> float:
-    """1 - the policy's malformed turns (``parse_errors``) / its turns (agent steps)."""
-    return 1.0 - sum(int(r.info.get("parse_errors", 0)) for r in results) / max(sum(r.steps for r in results), 1)
+    """The share of the policy's turns (agent steps) without an error: 1 - malformed turns / turns, in [0, 1].
+
+    An episode's malformed turns are its ``parse_errors`` capped at its steps: one turn can hold several errors
+    (a partly valid output plus an unknown tool, say), each counted in ``parse_errors``, so the cap makes this a
+    lower bound of the valid share, exact when no turn holds two errors."""
+    bad = sum(min(int(r.info.get("parse_errors", 0)), r.steps) for r in results)
+    return 1.0 - bad / max(sum(r.steps for r in results), 1)
 
 
 def policy_note(pool: str, run_dir: Any) -> "str | None":
