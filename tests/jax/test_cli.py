@@ -158,3 +158,16 @@ def test_a_run_folder_of_another_config_is_refused_and_resume_takes_its_config(t
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"orchestra train: {run} holds this run, finished") and "--max-steps N (N > 100)" in err
     assert json.loads((run / "summary.json").read_text()) == summary  # not re-evaluated, wall_time_s kept
+
+
+def test_a_finished_run_says_where_its_files_are_and_how_it_compares_with_the_fixed_rules():
+    summary = {"final": {"episodes": 100, "success_rate": 0.78, "cost_per_solved_usd": 0.0254},
+               "initial_success_rate": 0.62, "plots": ["plots/training.png"],
+               "baselines": {"expert-1": {"success_rate": 0.79, "cost_per_solved_usd": 0.0496},
+                             "expert-2": {"success_rate": 0.55, "cost_per_solved_usd": 0.0301},
+                             "expert-3": {"success_rate": 0.80, "cost_per_solved_usd": 0.0100}}}
+    lines = cli.run_report_lines(summary, "runs/tiny")
+    assert lines[0].startswith("Run folder runs/tiny: summary.json") and "plots/training.png" in lines[0]
+    assert lines[1] == "Trained policy on 100 held-out tasks: success 0.78, 2.54 cents per solved task (before GRPO: 0.62)."
+    assert "fixed rule expert-2     success 0.55, 3.01 cents per solved task" in lines[3]
+    assert lines[-1].startswith("It dominates expert-2 and is dominated by expert-3 (")
